@@ -1,0 +1,2 @@
+/** zk-recipes: Apache Curator's ZooKeeper recipes for Node.js. */
+export * from './src';

@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { ZkClient, type ConnectionState, type ZkClientOptions } from '../src';
+import { RetryNTimes } from '../src/retry';
+
+/** One factor scales every bounded wait in the integration tests (ZK_TEST_TIMING=2 on a slow machine). */
+export const TIMING = Number(process.env.ZK_TEST_TIMING ?? 1) || 1;
+
+/** `ms` scaled by the timing factor. */
+export function timing(ms: number): number {
+  return Math.round(ms * TIMING);
+}
+
+/** A fresh root path, so test files and tests never share nodes. */
+export function randomRoot(prefix = 'it'): string {
+  return `/${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+/** Waits for `predicate` to hold, checking on every call of `poke` or every `everyMs`; rejects after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = timing(20_000), everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Records every state a client reports, and waits for the next occurrence of a state. */
+export class StateRecorder {
+  readonly states: ConnectionState[] = [];
+  readonly sessions: bigint[] = [];
+  private waiters: Array<{ state: ConnectionState; from: number; resolve: () => void }> = [];
+
+  constructor(client: ZkClient) {
+    client.on('stateChanged', (state) => {
+      this.states.push(state);
+      this.sessions.push(client.sessionId);
+      for (const w of [...this.waiters]) {
+        if (w.state === state) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve();
+        }
+      }
+    });
+  }
+
+  /** A mark for `waitFor`: only states recorded after it count. */
+  mark(): number {
+    return this.states.length;
+  }
+
+  /** Resolves when `state` has been recorded after `from`; rejects after `timeoutMs`. */
+  waitFor(state: ConnectionState, from: number, timeoutMs = timing(30_000)): Promise<void> {
+    if (this.states.indexOf(state, from) >= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error(`no ${state} within ${timeoutMs} ms; states so far: ${this.states.join(', ')}`));
+      }, timeoutMs);
+      const waiter = {
+        state,
+        from,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  since(from: number): ConnectionState[] {
+    return this.states.slice(from);
+  }
+}
+
+/** Makes clients for one test file and closes them all in `closeAll()`. */
+export class Clients {
+  private readonly open: ZkClient[] = [];
+
+  /** A started client; retries are short so faults show quickly. */
+  async connect(options: ZkClientOptions, waitMs = timing(20_000)): Promise<ZkClient> {
+    const client = this.create(options);
+    client.start();
+    if (!(await client.blockUntilConnected({ timeoutMs: waitMs }))) throw new Error(`client did not connect to ${options.connectString}`);
+    return client;
+  }
+
+  create(options: ZkClientOptions): ZkClient {
+    const client = new ZkClient({
+      sessionTimeoutMs: 10_000,
+      connectionTimeoutMs: timing(10_000),
+      retryPolicy: new RetryNTimes({ n: 10, sleepMsBetweenRetries: 100 }),
+      ...options,
+    });
+    this.open.push(client);
+    return client;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.open.splice(0).map((c) => c.close()));
+  }
+}
+
+/** Resolves with the first watch event on a node, or rejects after `timeoutMs`. */
+export function nextEvent<T>(register: (resolve: (value: T) => void) => void, what: string, timeoutMs = timing(20_000)): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${what} within ${timeoutMs} ms`)), timeoutMs);
+    register((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import { TestingCluster } from '../../src/testing';
+import { Clients, StateRecorder, randomRoot } from '../helpers';
+
+describe('TestingCluster', () => {
+  let cluster: TestingCluster;
+  const clients = new Clients();
+
+  beforeAll(async () => {
+    cluster = await TestingCluster.start(3, { forceSync: false });
+  });
+  afterEach(() => clients.closeAll());
+  afterAll(() => cluster.close());
+
+  it('elects one leader among three members', async () => {
+    const leader = await cluster.waitForLeader();
+    const followers = await cluster.followers();
+    expect(followers).toHaveLength(2);
+    expect(followers).not.toContain(leader);
+    expect(cluster.connectString.split(',')).toHaveLength(3);
+  });
+
+  it('loses its leader to kill(), elects another, and a connected client carries on without LOST', async () => {
+    const root = randomRoot();
+    const client = await clients.connect({ connectString: cluster.connectString, sessionTimeoutMs: 10_000 });
+    const states = new StateRecorder(client);
+    const session = client.sessionId;
+    await client.create(root, { data: 'before' });
+    const ephemeral = await client.create(`${root}/e`, { mode: 'EPHEMERAL' });
+
+    const oldLeader = await cluster.waitForLeader();
+    await oldLeader.kill();
+    const newLeader = await cluster.waitForLeader();
+    expect(newLeader).not.toBe(oldLeader);
+
+    // Whether or not this client was on the old leader, its session lives on.
+    await client.setData(root, 'after');
+    expect((await client.getData(root)).data.toString()).toBe('after');
+    expect(client.sessionId).toBe(session);
+    expect((await client.exists(ephemeral))?.ephemeralOwner).toBe(session);
+    expect(states.states).not.toContain('LOST');
+
+    await oldLeader.start();
+    expect(['leader', 'follower']).toContain(await oldLeader.mode());
+  });
+
+  it('can stop, pause and restart a follower while the ensemble serves', async () => {
+    const [follower] = await cluster.followers();
+    const client = await clients.connect({ connectString: cluster.connectString });
+    follower.pause();
+    await cluster.waitForLeader();
+    const root = randomRoot();
+    await client.create(root);
+    follower.resume();
+    await follower.restart();
+    expect(['leader', 'follower']).toContain(await follower.mode());
+    expect(await client.exists(root)).not.toBeNull();
+  });
+});

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestingServer, HarnessSetupError, locateZooKeeper } from '../../src/testing';
+import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
+
+describe('TestingServer', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  afterEach(() => clients.closeAll());
+  afterAll(() => server.close());
+
+  it('serves on a loopback port once start() resolves', async () => {
+    expect(server.connectString).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(await server.mode()).toBe('standalone');
+    const conf = await server.fourLetterWord('conf');
+    expect(conf).toMatch(/maxClientCnxns=0/);
+  });
+
+  it('keeps data and sessions across stop() and start()', async () => {
+    const root = randomRoot();
+    const client = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(client);
+    await client.create(root, { data: 'kept' });
+    const ephemeral = await client.create(`${root}/e`, { mode: 'EPHEMERAL' });
+    const session = client.sessionId;
+
+    const mark = states.mark();
+    await server.stop();
+    expect(server.isRunning).toBe(false);
+    await states.waitFor('SUSPENDED', mark);
+    await server.start();
+    await states.waitFor('RECONNECTED', mark);
+
+    expect(states.since(mark)).toEqual(['SUSPENDED', 'RECONNECTED']);
+    expect(client.sessionId).toBe(session);
+    expect((await client.getData(root)).data.toString()).toBe('kept');
+    expect((await client.exists(ephemeral))?.ephemeralOwner).toBe(session);
+  });
+
+  it('restart() keeps the session too', async () => {
+    const client = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(client);
+    const session = client.sessionId;
+    const mark = states.mark();
+    await server.restart();
+    await states.waitFor('RECONNECTED', mark);
+    expect(client.sessionId).toBe(session);
+  });
+
+  it('kill() is a SIGKILL, and the data survives it', async () => {
+    const root = randomRoot();
+    const client = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(client);
+    await client.create(root, { data: 'durable' });
+    const mark = states.mark();
+    await server.kill();
+    expect(server.isRunning).toBe(false);
+    await states.waitFor('SUSPENDED', mark);
+    await server.start();
+    await states.waitFor('RECONNECTED', mark);
+    expect((await client.getData(root)).data.toString()).toBe('durable');
+  });
+
+  it('pause() freezes the server until resume()', async () => {
+    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 3_000 });
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    server.pause();
+    expect(server.isPaused).toBe(true);
+    expect(await server.mode()).toBeUndefined();
+    // The client hears nothing back and declares the connection lost.
+    await states.waitFor('SUSPENDED', mark, timing(15_000));
+    server.resume();
+    expect(await server.mode()).toBe('standalone');
+    await states.waitFor('RECONNECTED', mark, timing(15_000));
+  });
+});
+
+describe('locating ZooKeeper', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  it('names the install command when there is no installation', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'no-zk-'));
+    try {
+      process.env.ZOOKEEPER_HOME = empty;
+      delete process.env.ZOOKEEPER_CLASSPATH;
+      expect(() => locateZooKeeper()).toThrow(HarnessSetupError);
+      expect(() => locateZooKeeper()).toThrow(/apt-get install -y zookeeper/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('names the install command when there is no Java', () => {
+    process.env.ZOOKEEPER_CLASSPATH = '/usr/share/java/zookeeper.jar';
+    process.env.JAVA_HOME = '/nonexistent-java-home';
+    process.env.PATH = '/nonexistent-bin';
+    expect(() => locateZooKeeper()).toThrow(/Java was not found.*apt-get install -y default-jre-headless/);
+  });
+});

@@ -1,0 +1,33 @@
+import type { Config } from 'jest';
+
+// Two projects: `unit` needs no server; `integration` starts real ZooKeeper servers through
+// the testing harness. The machine has 2 cores and every integration file starts its own JVMs,
+// so workers stay few.
+const tsJest: Config['transform'] = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
+};
+
+const config: Config = {
+  maxWorkers: 2,
+  // Integration tests start JVMs and wait on real timeouts; each test bounds its own waits.
+  testTimeout: 120_000,
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      transform: tsJest,
+      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
+    },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      transform: tsJest,
+      testMatch: ['<rootDir>/integration/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
+      slowTestThreshold: 30,
+    },
+  ],
+};
+
+export default config;

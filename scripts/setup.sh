@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian machine for zk-recipes: what is missing from Debian's packages, then the npm
+# dependencies (which compile the native ZooKeeper client). Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=()
+if [ -z "${ZOOKEEPER_HOME:-}" ] && [ -z "${ZOOKEEPER_CLASSPATH:-}" ] && [ ! -f /usr/share/java/zookeeper.jar ]; then
+  packages+=(zookeeper)
+fi
+command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
+command -v bash >/dev/null 2>&1 || packages+=(bash)
+# Peers for interop tests and benchmarks: Curator's jars and kazoo.
+[ -f /usr/share/java/curator-recipes.jar ] || packages+=(libcurator-recipes-java libcurator-framework-java libcurator-client-java)
+/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || packages+=(python3-kazoo)
+command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)
+
+if [ "${#packages[@]}" -gt 0 ]; then
+  echo "setup: installing ${packages[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${packages[@]}" >/dev/null
+fi
+
+# node-gyp compiles the zookeeper binding against Node's own headers when the machine has them.
+if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then
+  export npm_config_nodedir=/usr
+fi
+npm ci --no-audit --no-fund
+# npm can skip install scripts; prove the native client was really built.
+node -e "require('zookeeper')" || { echo "setup: the zookeeper native binding did not build" >&2; exit 1; }
+echo "setup: ready"

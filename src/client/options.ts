@@ -1,0 +1,130 @@
+import { networkInterfaces } from 'node:os';
+import { InvalidArgumentError, UnsupportedError } from '../errors';
+import { validateNamespace } from '../paths';
+import { ExponentialBackoffRetry } from '../retry';
+import type { RetryPolicy } from '../retry';
+import type { ACL, TransportFactory } from '../transport/Transport';
+import { validateBoolean, validateFunction, validateString, validateTimeout } from '../validate';
+import type { ConnectionStateErrorPolicy } from './ConnectionState';
+
+/** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
+export interface AclProvider {
+  getDefaultAcl(): readonly ACL[];
+  getAclForPath(path: string): readonly ACL[];
+}
+
+/** Digest (or other scheme) credentials sent on every new session. */
+export interface AuthInfo {
+  readonly scheme: string;
+  readonly auth: string;
+}
+
+/** Options of a ZkClient. Every field but `connectString` has a default in `DEFAULT_CLIENT_OPTIONS`. */
+export interface ZkClientOptions {
+  /** "host:port,host:port[/chroot]". */
+  connectString: string;
+  /** Session timeout asked of the server (it may grant another, within its bounds). */
+  sessionTimeoutMs?: number;
+  /** How long an operation waits for a connection before it counts as a CONNECTIONLOSS. */
+  connectionTimeoutMs?: number;
+  /** How operations retry CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONMOVED and SESSIONEXPIRED. */
+  retryPolicy?: RetryPolicy;
+  /** Every path is relative to this node ('app' or 'app/sub'), created on first use. */
+  namespace?: string;
+  /** Which states recipes treat as errors: 'standard' (SUSPENDED and LOST) or 'session' (LOST only). */
+  connectionStateErrorPolicy?: ConnectionStateErrorPolicy;
+  /** Credentials added to every session, such as `{ scheme: 'digest', auth: 'user:password' }`. */
+  authInfo?: readonly AuthInfo[];
+  /**
+   * ACLs for created nodes. The native binding always creates nodes with the open ACL, so the
+   * client sets the provider's ACL right after the create: the node is open for that moment.
+   */
+  aclProvider?: AclProvider;
+  /** Ask for read-only mode. The native binding cannot, so `true` is refused with UnsupportedError. */
+  canBeReadOnly?: boolean;
+  /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
+  defaultData?: Buffer;
+  /** Builds the native handle. Tests may pass a fake. */
+  transportFactory?: TransportFactory;
+}
+
+function localAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) {
+      if (a.family === 'IPv4' && !a.internal) return a.address;
+    }
+  }
+  return '127.0.0.1';
+}
+
+/** The defaults, frozen. */
+export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
+  sessionTimeoutMs: 60_000,
+  connectionTimeoutMs: 15_000,
+  retryPolicy: new ExponentialBackoffRetry({ baseSleepMs: 1_000, maxRetries: 3 }) as RetryPolicy,
+  namespace: undefined as string | undefined,
+  connectionStateErrorPolicy: 'standard' as ConnectionStateErrorPolicy,
+  authInfo: Object.freeze([]) as readonly AuthInfo[],
+  aclProvider: undefined as AclProvider | undefined,
+  canBeReadOnly: false,
+  defaultData: Buffer.from(localAddress(), 'utf8'),
+});
+
+export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'transportFactory'>>> & {
+  readonly namespace: string | undefined;
+  readonly aclProvider: AclProvider | undefined;
+  readonly transportFactory: TransportFactory | undefined;
+};
+
+/** Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. */
+export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('ZkClient options must be an object');
+  const connectString = validateString(options.connectString, 'connectString', { allowEmpty: false });
+  if (!/^[^,/\s]+:\d+(,[^,/\s]+:\d+)*(\/.*)?$/.test(connectString)) {
+    throw new InvalidArgumentError(`connectString must be "host:port[,host:port…][/chroot]", got "${connectString}"`);
+  }
+  const sessionTimeoutMs = validateTimeout(options.sessionTimeoutMs, 'sessionTimeoutMs') ?? DEFAULT_CLIENT_OPTIONS.sessionTimeoutMs;
+  const connectionTimeoutMs = validateTimeout(options.connectionTimeoutMs, 'connectionTimeoutMs') ?? DEFAULT_CLIENT_OPTIONS.connectionTimeoutMs;
+  if (!Number.isFinite(sessionTimeoutMs) || sessionTimeoutMs < 1 || sessionTimeoutMs > 0x7fffffff) {
+    throw new InvalidArgumentError(`sessionTimeoutMs must be a finite number of milliseconds, got ${sessionTimeoutMs}`);
+  }
+  const retryPolicy = options.retryPolicy ?? DEFAULT_CLIENT_OPTIONS.retryPolicy;
+  if (typeof retryPolicy !== 'object' || retryPolicy === null || typeof retryPolicy.allowRetry !== 'function') {
+    throw new InvalidArgumentError('retryPolicy must have an allowRetry(retryCount, elapsedMs, error) method');
+  }
+  const policy = options.connectionStateErrorPolicy ?? DEFAULT_CLIENT_OPTIONS.connectionStateErrorPolicy;
+  if (policy !== 'standard' && policy !== 'session') {
+    throw new InvalidArgumentError(`connectionStateErrorPolicy must be 'standard' or 'session', got ${String(policy)}`);
+  }
+  const authInfo = options.authInfo ?? DEFAULT_CLIENT_OPTIONS.authInfo;
+  if (!Array.isArray(authInfo)) throw new InvalidArgumentError('authInfo must be an array of { scheme, auth }');
+  for (const a of authInfo) {
+    validateString(a?.scheme, 'authInfo.scheme', { allowEmpty: false });
+    validateString(a?.auth, 'authInfo.auth', { allowEmpty: true });
+  }
+  if (options.aclProvider !== undefined) {
+    validateFunction(options.aclProvider?.getAclForPath, 'aclProvider.getAclForPath');
+    validateFunction(options.aclProvider?.getDefaultAcl, 'aclProvider.getDefaultAcl');
+  }
+  const canBeReadOnly = options.canBeReadOnly === undefined ? false : validateBoolean(options.canBeReadOnly, 'canBeReadOnly');
+  if (canBeReadOnly) {
+    throw new UnsupportedError('canBeReadOnly is not supported: the native zookeeper binding cannot ask for read-only mode');
+  }
+  if (options.defaultData !== undefined && !Buffer.isBuffer(options.defaultData)) {
+    throw new InvalidArgumentError('defaultData must be a Buffer');
+  }
+  if (options.transportFactory !== undefined) validateFunction(options.transportFactory, 'transportFactory');
+  return Object.freeze({
+    connectString,
+    sessionTimeoutMs,
+    connectionTimeoutMs,
+    retryPolicy,
+    namespace: validateNamespace(options.namespace),
+    connectionStateErrorPolicy: policy,
+    authInfo: Object.freeze([...authInfo]),
+    aclProvider: options.aclProvider,
+    canBeReadOnly,
+    defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
+    transportFactory: options.transportFactory,
+  });
+}

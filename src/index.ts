@@ -1,0 +1,19 @@
+/** The framework: client, connection states, retry policies, errors, paths. */
+export * from './errors';
+export * from './retry';
+export * from './paths';
+export { MAX_DATA_BYTES } from './validate';
+export { ConnectionState, isConnectedState, isErrorState, type ConnectionStateErrorPolicy } from './client/ConnectionState';
+export { ZkClient } from './client/ZkClient';
+export type {
+  CreateOptions,
+  DeleteOptions,
+  WatchOptions,
+  SetDataOptions,
+  OperationOptions,
+  BlockUntilConnectedOptions,
+  StateListener,
+} from './client/ZkClient';
+export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
+export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';
+export { Perms, type ACL, type CreateMode, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';

@@ -1,0 +1,280 @@
+/**
+ * The one door to the native client: the only module that imports `zookeeper`.
+ *
+ * It turns the binding's snake_case, callback-style calls into the `Transport` interface, its
+ * return codes into `ZkError`s, its hex session ids into bigints, and its stats into `Stat`s.
+ */
+import { EventEmitter } from 'node:events';
+import debug from 'debug';
+import ZooKeeperBinding from 'zookeeper';
+import { ZkError } from '../errors';
+import type {
+  ACL,
+  CloseReason,
+  CreateMode,
+  Stat,
+  Transport,
+  TransportEvents,
+  TransportOptions,
+  WatchEventType,
+  Watcher,
+} from './Transport';
+
+const log = debug('zk-recipes:transport');
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the binding has no usable typings for its native object */
+type NativeHandle = any;
+type NativeStat = any;
+
+const C = (ZooKeeperBinding as any).constants as Record<string, number>;
+
+const CREATE_FLAGS: Readonly<Record<CreateMode, number>> = Object.freeze({
+  PERSISTENT: C.ZOO_PERSISTENT,
+  PERSISTENT_SEQUENTIAL: C.ZOO_PERSISTENT_SEQUENTIAL,
+  EPHEMERAL: C.ZOO_EPHEMERAL,
+  EPHEMERAL_SEQUENTIAL: C.ZOO_EPHEMERAL_SEQUENTIAL,
+  CONTAINER: C.ZOO_CONTAINER,
+  PERSISTENT_WITH_TTL: C.ZOO_PERSISTENT_WITH_TTL,
+  PERSISTENT_SEQUENTIAL_WITH_TTL: C.ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL,
+});
+
+const WATCH_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
+  [C.ZOO_CREATED_EVENT]: 'created',
+  [C.ZOO_DELETED_EVENT]: 'deleted',
+  [C.ZOO_CHANGED_EVENT]: 'changed',
+  [C.ZOO_CHILD_EVENT]: 'child',
+  [C.ZOO_NOTWATCHING_EVENT]: 'notWatching',
+});
+
+const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
+
+/**
+ * The C client writes its own log to stderr. It is silent by default (zk-recipes logs through
+ * `debug`); ZK_RECIPES_NATIVE_LOG_LEVEL=1..4 (error..debug) turns it on for diagnosis. The level
+ * is global to the C library.
+ */
+const NATIVE_LOG_LEVEL = Math.max(0, Math.min(4, Number(process.env.ZK_RECIPES_NATIVE_LOG_LEVEL ?? 0) || 0));
+const AUTH_FAILED_STATE = C.ZOO_AUTH_FAILED_STATE;
+
+/**
+ * The binding closes a handle as "expired" after this many consecutive empty reads from the
+ * socket. The C client already detects dead connections by its own timeouts, and a false expiry
+ * would end a session that is alive, so the count is made unreachable.
+ */
+const NO_RESPONSE_LIMIT = 0x7fffffff;
+
+/** Hex session id as the binding prints it (unsigned, no leading zeros) to bigint and back. */
+export function sessionIdFromHex(hex: string): bigint {
+  return BigInt(`0x${hex}`);
+}
+export function sessionIdToHex(id: bigint): string {
+  return id.toString(16);
+}
+
+function toStat(s: NativeStat): Stat {
+  return {
+    czxid: BigInt(s.czxid),
+    mzxid: BigInt(s.mzxid),
+    pzxid: BigInt(s.pzxid),
+    ctime: +s.ctime,
+    mtime: +s.mtime,
+    version: s.version,
+    cversion: s.cversion,
+    aversion: s.aversion,
+    ephemeralOwner: sessionIdFromHex(s.ephemeralOwner),
+    dataLength: s.dataLength,
+    numChildren: s.numChildren,
+  };
+}
+
+/** A Transport over one native handle. */
+export class NativeTransport implements Transport {
+  private readonly native: NativeHandle;
+  private readonly events = new EventEmitter();
+  private closed = false;
+  private idHex = '0';
+
+  constructor(options: TransportOptions) {
+    const wrapper = new (ZooKeeperBinding as any)({});
+    // Calls go to the native object directly: the JS wrapper formats every argument with
+    // util.inspect on each call, which costs more than the round trip on loopback.
+    this.native = wrapper.native;
+    this.native.emit = (event: string, _self: unknown, arg: unknown) => this.onNativeEvent(event, arg);
+    const config: Record<string, unknown> = {
+      connect: options.connectString,
+      timeout: options.sessionTimeoutMs,
+      debug_level: NATIVE_LOG_LEVEL,
+      host_order_deterministic: false,
+      response_counter_limit: NO_RESPONSE_LIMIT,
+    };
+    if (options.sessionId !== undefined) {
+      config.client_id = sessionIdToHex(options.sessionId);
+      config.client_password = options.sessionPassword;
+    }
+    this.native.init(config);
+  }
+
+  get sessionId(): bigint {
+    return this.closed ? 0n : sessionIdFromHex(this.native.client_id);
+  }
+
+  get sessionPassword(): string {
+    return this.native.client_password;
+  }
+
+  get negotiatedSessionTimeoutMs(): number {
+    return this.native.timeout;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  on<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  off<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void {
+    this.events.off(event, listener);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    log('closing handle of session 0x%s', this.idHex);
+    this.native.close();
+  }
+
+  private onNativeEvent(event: string, arg: unknown): void {
+    switch (event) {
+      case 'connect':
+        this.idHex = this.native.client_id;
+        this.events.emit('connected');
+        return;
+      case 'connecting':
+        this.events.emit('connecting');
+        return;
+      case 'close': {
+        this.closed = true;
+        const reason: CloseReason =
+          arg === EXPIRED_STATE ? 'expired' : arg === AUTH_FAILED_STATE ? 'authFailed' : 'closed';
+        log('handle of session 0x%s closed: %s', this.idHex, reason);
+        this.events.emit('closed', reason);
+        return;
+      }
+      default:
+        // Node events for the default watcher: we never set default watches.
+        return;
+    }
+  }
+
+  /**
+   * Runs one native call. The binding returns a non-zero code synchronously (and never calls back)
+   * when the handle is closed or the arguments are bad; that is turned into a rejection too.
+   */
+  private call<T>(path: string, start: (done: (rc: number, ...rest: any[]) => void) => number, map: (...rest: any[]) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let rc: number;
+      try {
+        rc = start((code: number, _message: string, ...rest: any[]) => {
+          if (code === 0) resolve(map(...rest));
+          else reject(ZkError.fromReturnCode(code, path));
+        });
+      } catch (err) {
+        reject(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
+        return;
+      }
+      if (rc !== 0) {
+        // A closed handle reports ZINVALIDSTATE; the session is gone from this handle's view.
+        reject(ZkError.fromReturnCode(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, path));
+      }
+    });
+  }
+
+  private nativeWatcher(watcher: Watcher): (type: number, state: number, path: string) => void {
+    let fired = false;
+    return (type, _state, path) => {
+      // The C client also hands every session event (connecting, connected) to every watcher;
+      // only node events end a one-shot watch.
+      const eventType = WATCH_TYPES[type];
+      if (eventType === undefined || fired) return;
+      fired = true;
+      try {
+        watcher({ type: eventType, path });
+      } catch (err) {
+        log('watcher for %s threw: %O', path, err);
+      }
+    };
+  }
+
+  create(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<string> {
+    const flags = CREATE_FLAGS[mode];
+    if (ttlMs !== undefined && ttlMs > 0) {
+      return this.call(path, (cb) => this.native.a_create_ttl(path, data, flags, ttlMs, cb), (created: string) => created);
+    }
+    return this.call(path, (cb) => this.native.a_create(path, data, flags, cb), (created: string) => created);
+  }
+
+  delete(path: string, version: number): Promise<void> {
+    return this.call(path, (cb) => this.native.a_delete_(path, version, cb), () => undefined);
+  }
+
+  exists(path: string, watcher?: Watcher): Promise<Stat | null> {
+    const map = (stat: NativeStat) => toStat(stat);
+    const found = watcher
+      ? this.call(path, (cb) => this.native.aw_exists(path, this.nativeWatcher(watcher), cb), map)
+      : this.call(path, (cb) => this.native.a_exists(path, false, cb), map);
+    return found.catch((err: ZkError) => {
+      if (err.code === 'NONODE') return null;
+      throw err;
+    });
+  }
+
+  getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
+    const map = (stat: NativeStat, data: Buffer | null) => ({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+    return watcher
+      ? this.call(path, (cb) => this.native.aw_get(path, this.nativeWatcher(watcher), cb), map)
+      : this.call(path, (cb) => this.native.a_get(path, false, cb), map);
+  }
+
+  setData(path: string, data: Buffer, version: number): Promise<Stat> {
+    return this.call(path, (cb) => this.native.a_set(path, data, version, cb), (stat: NativeStat) => toStat(stat));
+  }
+
+  getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: Stat }> {
+    const map = (children: string[] | null, stat: NativeStat) => ({ children: children ?? [], stat: toStat(stat) });
+    return watcher
+      ? this.call(path, (cb) => this.native.aw_get_children2(path, this.nativeWatcher(watcher), cb), map)
+      : this.call(path, (cb) => this.native.a_get_children2(path, false, cb), map);
+  }
+
+  sync(path: string): Promise<void> {
+    return this.call(path, (cb) => this.native.a_sync(path, cb), () => undefined);
+  }
+
+  getACL(path: string): Promise<{ acl: ACL[]; stat: Stat }> {
+    return this.call(
+      path,
+      (cb) => this.native.a_get_acl(path, cb),
+      (acl: Array<{ perms: number; scheme: string; auth: string }> | null, stat: NativeStat) => ({
+        acl: (acl ?? []).map((a) => ({ perms: a.perms, scheme: a.scheme, id: a.auth })),
+        stat: toStat(stat),
+      }),
+    );
+  }
+
+  setACL(path: string, acl: readonly ACL[], version: number): Promise<void> {
+    // The native side reads `perm`, not `perms`.
+    const nativeAcl = acl.map((a) => ({ perm: a.perms, scheme: a.scheme, auth: a.id }));
+    return this.call(path, (cb) => this.native.a_set_acl(path, version, nativeAcl, cb), () => undefined);
+  }
+
+  addAuth(scheme: string, auth: string): Promise<void> {
+    return this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined);
+  }
+}
+
+/** Builds a native transport; the default `TransportFactory`. */
+export function createNativeTransport(options: TransportOptions): Transport {
+  return new NativeTransport(options);
+}
