@@ -23,6 +23,17 @@ export async function expireSession(target: SessionCredentials | HasSessionCrede
   if (typeof creds.sessionId !== 'bigint' || creds.sessionId === 0n) {
     throw new InvalidArgumentError('expireSession needs a connected session (sessionId is 0)');
   }
+  const deadline = Date.now() + timeoutMs;
+  // Attach and close until the server answers an attach with "expired": only then is the session
+  // gone and its ephemeral nodes deleted, so callers can rely on it when this resolves.
+  while (Date.now() < deadline) {
+    if ((await attachAndClose(creds, deadline - Date.now())) === 'expired') return;
+  }
+  throw new TimeoutError(`session 0x${creds.sessionId.toString(16)} did not expire within ${timeoutMs} ms`);
+}
+
+/** Opens a handle on the session; closes it if the server accepted it. */
+async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Promise<'closed' | 'expired'> {
   const handle = createNativeTransport({
     connectString: creds.connectString,
     sessionTimeoutMs: 30_000,
@@ -30,19 +41,18 @@ export async function expireSession(target: SessionCredentials | HasSessionCrede
     sessionPassword: creds.sessionPassword,
   });
   try {
-    await new Promise<void>((resolve, reject) => {
+    return await new Promise<'closed' | 'expired'>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new TimeoutError(`could not attach to session 0x${creds.sessionId.toString(16)} within ${timeoutMs} ms`)),
         timeoutMs,
       );
       handle.on('connected', () => {
         clearTimeout(timer);
-        resolve();
+        resolve('closed');
       });
       handle.on('closed', (reason) => {
         clearTimeout(timer);
-        // Already expired: nothing left to do.
-        if (reason === 'expired') resolve();
+        if (reason === 'expired') resolve('expired');
         else reject(new Error(`the second handle closed (${reason}) before it attached`));
       });
     });

@@ -1,0 +1,107 @@
+import { ZkError, type RetryPolicy } from '../../src';
+import { RetryNTimes } from '../../src/retry';
+import { FaultProxy, TestingServer } from '../../src/testing';
+import { Clients, StateRecorder, nextEvent, randomRoot, timing } from '../helpers';
+
+/** A policy that records what it was asked. */
+function recordingPolicy(inner: RetryPolicy): RetryPolicy & { calls: Array<{ retryCount: number; code: string }> } {
+  const calls: Array<{ retryCount: number; code: string }> = [];
+  return {
+    calls,
+    allowRetry(retryCount, elapsedMs, error) {
+      calls.push({ retryCount, code: (error as ZkError).code });
+      return inner.allowRetry(retryCount, elapsedMs, error);
+    },
+  };
+}
+
+describe('ZkClient retries', () => {
+  let server: TestingServer;
+  let proxy: FaultProxy;
+  const clients = new Clients();
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(async () => {
+    proxy = await FaultProxy.start(server.connectString);
+  });
+  afterEach(async () => {
+    await clients.closeAll();
+    await proxy.close();
+  });
+  afterAll(() => server.close());
+
+  it('an operation started during a short cut succeeds after the heal', async () => {
+    const root = randomRoot();
+    const client = await clients.connect({ connectString: proxy.connectString, connectionTimeoutMs: timing(20_000) });
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    proxy.cut();
+    await states.waitFor('SUSPENDED', mark);
+    const pending = client.create(root, { data: 'after the heal' });
+    proxy.heal();
+    expect(await pending).toBe(root);
+    expect((await client.getData(root)).data.toString()).toBe('after the heal');
+  });
+
+  it('a non-retryable error is not retried', async () => {
+    const policy = recordingPolicy(new RetryNTimes({ n: 5, sleepMsBetweenRetries: 10 }));
+    const client = await clients.connect({ connectString: proxy.connectString, retryPolicy: policy });
+    await expect(client.getData(`${randomRoot()}/missing`)).rejects.toMatchObject({ code: 'NONODE' });
+    await expect(client.create(`${randomRoot()}/no/parent`)).rejects.toMatchObject({ code: 'NONODE' });
+    expect(policy.calls).toEqual([]);
+  });
+
+  it('retries CONNECTIONLOSS under the policy, then gives up with the error', async () => {
+    const policy = recordingPolicy(new RetryNTimes({ n: 2, sleepMsBetweenRetries: 10 }));
+    const client = await clients.connect({ connectString: proxy.connectString, retryPolicy: policy, connectionTimeoutMs: 300 });
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    proxy.cut();
+    await states.waitFor('SUSPENDED', mark);
+    await expect(client.getData('/')).rejects.toMatchObject({ code: 'CONNECTIONLOSS' });
+    expect(policy.calls).toEqual([
+      { retryCount: 0, code: 'CONNECTIONLOSS' },
+      { retryCount: 1, code: 'CONNECTIONLOSS' },
+      { retryCount: 2, code: 'CONNECTIONLOSS' },
+    ]);
+  });
+
+  it('a guaranteed delete that fails on a partition is finished in the background after the heal', async () => {
+    const root = randomRoot();
+    const observer = await clients.connect({ connectString: server.connectString });
+    const client = await clients.connect({
+      connectString: proxy.connectString,
+      retryPolicy: new RetryNTimes({ n: 1, sleepMsBetweenRetries: 10 }),
+      connectionTimeoutMs: 300,
+    });
+    await client.create(root);
+    const states = new StateRecorder(client);
+    const deleted = nextEvent<string>((done) => {
+      void observer.exists(root, { watcher: (e) => done(e.type) });
+    }, 'the guaranteed delete');
+    const mark = states.mark();
+    proxy.cut();
+    await states.waitFor('SUSPENDED', mark);
+    await expect(client.delete(root, { guaranteed: true })).rejects.toMatchObject({ code: 'CONNECTIONLOSS' });
+    expect(client.pendingBackgroundDeletes).toBe(1);
+    proxy.heal();
+    expect(await deleted).toBe('deleted');
+  });
+
+  it('an operation waits for the first connection when the server comes up late', async () => {
+    const late = await TestingServer.start({ forceSync: false });
+    const port = late.port;
+    await late.stop();
+    try {
+      const client = clients.create({ connectString: `127.0.0.1:${port}`, connectionTimeoutMs: timing(20_000) });
+      client.start();
+      const pending = client.create(randomRoot(), { data: 'late' });
+      await late.start();
+      await expect(pending).resolves.toMatch(/^\/it-/);
+    } finally {
+      await late.close();
+    }
+  });
+});

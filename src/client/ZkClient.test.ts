@@ -1,0 +1,152 @@
+import { InvalidArgumentError, UnsupportedError, ZkClient, type ConnectionState } from '..';
+import { RetryNTimes } from '../retry';
+import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
+import { findProtectedNode } from './protection';
+
+function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number } = {}) {
+  const zk = new FakeZooKeeper();
+  const client = new ZkClient({
+    connectString: '127.0.0.1:2181',
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 1_000,
+    connectionTimeoutMs: 200,
+    retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
+    transportFactory: zk.factory(options.autoConnect ?? true),
+  });
+  const states: ConnectionState[] = [];
+  client.on('stateChanged', (s) => states.push(s));
+  return { zk, client, states, transport: () => zk.transports[zk.transports.length - 1] as FakeTransport };
+}
+
+describe('ZkClient (in-memory fake)', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('follows Curator states through a scripted fault schedule, without duplicates', async () => {
+    const { client, states, transport, zk } = setup({ autoConnect: false });
+    client.start();
+    const first = transport();
+    first.connect();
+    first.disconnect();
+    first.disconnect(); // a second drop while down reports nothing new
+    first.connect();
+    const session = client.sessionId;
+    first.disconnect();
+    zk.expire(session);
+    first.connect(); // the server says the session expired
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'RECONNECTED', 'SUSPENDED', 'LOST']);
+    const second = transport();
+    expect(second).not.toBe(first);
+    second.connect();
+    expect(states.at(-1)).toBe('RECONNECTED');
+    expect(client.sessionId).not.toBe(session);
+    await client.close();
+  });
+
+  it('declares LOST when SUSPENDED outlasts the session timeout, and starts a new session', async () => {
+    jest.useFakeTimers();
+    const { client, states, transport } = setup({ autoConnect: false, sessionTimeoutMs: 5_000 });
+    client.start();
+    const first = transport();
+    first.connect();
+    first.disconnect();
+    jest.advanceTimersByTime(4_999);
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED']);
+    jest.advanceTimersByTime(1);
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'LOST']);
+    expect(first.isClosed).toBe(true);
+    const second = transport();
+    expect(second).not.toBe(first);
+    // The old handle's events no longer count.
+    first.connect();
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'LOST']);
+    second.connect();
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'LOST', 'RECONNECTED']);
+    await client.close();
+  });
+
+  it('a reconnect inside the session timeout cancels LOST', async () => {
+    jest.useFakeTimers();
+    const { client, states, transport } = setup({ autoConnect: false, sessionTimeoutMs: 5_000 });
+    client.start();
+    transport().connect();
+    transport().disconnect();
+    jest.advanceTimersByTime(4_000);
+    transport().connect();
+    jest.advanceTimersByTime(10_000);
+    expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'RECONNECTED']);
+    await client.close();
+  });
+
+  it('rejects bad input before any I/O', async () => {
+    const { client, zk } = setup();
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    const before = zk.calls.length;
+    const bad: Array<() => Promise<unknown>> = [
+      () => client.create(''),
+      () => client.create('/a/'),
+      () => client.create('/a//b'),
+      () => client.getData('/a/..'),
+      () => client.setData('/a', Buffer.alloc(2 * 1024 * 1024)),
+      () => client.delete('/a', { version: 1.5 }),
+      () => client.exists(42 as never),
+      () => client.sync('/a', { signal: {} as never }),
+      () => client.setACL('/a', []),
+      () => client.ensurePath('/a\u0001b'),
+    ];
+    for (const call of bad) await expect(call()).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(zk.calls.slice(before)).toEqual([]);
+    await client.close();
+  });
+
+  it('rejects bad options at construction', () => {
+    const ok = { connectString: '127.0.0.1:2181' };
+    expect(() => new ZkClient({ ...ok, sessionTimeoutMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, connectionTimeoutMs: Number.NaN })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ connectString: 'no-port' })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, namespace: '/leading' })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, connectionStateErrorPolicy: 'other' as never })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, retryPolicy: {} as never })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, canBeReadOnly: true })).toThrow(UnsupportedError);
+    expect(Object.isFrozen(new ZkClient(ok).options)).toBe(true);
+  });
+
+  it('retries a retryable failure and passes on a non-retryable one at once', async () => {
+    const { client, zk, transport } = setup();
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    transport().failures.push('CONNECTIONLOSS', 'OPERATIONTIMEOUT');
+    await client.create('/r', { data: 'x' });
+    expect(zk.calls.filter((c) => c === 'create /r')).toHaveLength(3);
+    transport().failures.push('NOAUTH');
+    await expect(client.getData('/r')).rejects.toMatchObject({ code: 'NOAUTH' });
+    expect(zk.calls.filter((c) => c === 'getData /r')).toHaveLength(1);
+    await client.close();
+  });
+
+  it('operations after close reject with ClientClosedError', async () => {
+    const { client } = setup();
+    client.start();
+    await client.close();
+    await expect(client.getData('/x')).rejects.toMatchObject({ name: 'ClientClosedError', code: 'CLIENT_CLOSED' });
+    await expect(client.blockUntilConnected()).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+});
+
+describe('findProtectedNode (CURATOR-498)', () => {
+  it('discards an ephemeral node of another session and reports none', async () => {
+    const zk = new FakeZooKeeper();
+    const ours = zk.factory(false)({ connectString: 'x:1', sessionTimeoutMs: 1_000 }) as FakeTransport;
+    const theirs = zk.factory(false)({ connectString: 'x:1', sessionTimeoutMs: 1_000 }) as FakeTransport;
+    ours.connect();
+    theirs.connect();
+    const uuid = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
+    await theirs.create('/p', Buffer.alloc(0), 'PERSISTENT');
+    const stale = await theirs.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL');
+    const discarded: string[] = [];
+    expect(await findProtectedNode(ours, '/p', uuid, true, (p) => discarded.push(p))).toBeUndefined();
+    expect(discarded).toEqual([stale]);
+    const mine = await ours.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL');
+    await theirs.delete(stale, -1);
+    expect(await findProtectedNode(ours, '/p', uuid, true, () => undefined)).toBe(mine);
+  });
+});
