@@ -118,3 +118,17 @@ export function nextEvent<T>(register: (resolve: (value: T) => void) => void, wh
     });
   });
 }
+
+/**
+ * Sets a one-shot `exists` watch on `path` and resolves once the server has set it, so an event
+ * that follows cannot be missed. `next` settles with the first event's type, or rejects after
+ * `timeoutMs`; `existed` says whether the node was there when the watch was set.
+ */
+export async function watchNode(client: ZkClient, path: string, timeoutMs = timing(20_000)): Promise<{ existed: boolean; next: Promise<string> }> {
+  let fire: (type: string) => void = () => undefined;
+  const next = nextEvent<string>((done) => (fire = done), `an event on ${path}`, timeoutMs);
+  // An unobserved rejection would fail the run; callers that never await `next` lose nothing.
+  next.catch(() => undefined);
+  const stat = await client.exists(path, { watcher: (e) => fire(e.type) });
+  return { existed: stat !== null, next };
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError, Perms, ZkClient, type WatchEvent } from '../../src';
 import { TestingServer } from '../../src/testing';
-import { Clients, eventually, nextEvent, randomRoot } from '../helpers';
+import { Clients, eventually, randomRoot, watchNode } from '../helpers';
 
 describe('ZkClient operations', () => {
   let server: TestingServer;
@@ -45,9 +45,7 @@ describe('ZkClient operations', () => {
   it('creates missing parents as containers, which the server reaps once empty', async () => {
     const child = await client.create(`${root}/a/b/c`, { mode: 'EPHEMERAL', createParents: 'container' });
     expect((await client.getData(`${root}/a`)).data.length).toBe(0);
-    const parentGone = nextEvent<string>((done) => {
-      void client.exists(`${root}/a/b`, { watcher: (ev) => done(ev.type) });
-    }, 'the container to be reaped');
+    const parentGone = (await watchNode(client, `${root}/a/b`)).next;
     await client.delete(child);
     expect(await parentGone).toBe('deleted');
   });

@@ -1,7 +1,7 @@
 import { ZkError, type RetryPolicy } from '../../src';
 import { RetryNTimes } from '../../src/retry';
 import { FaultProxy, TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, nextEvent, randomRoot, timing } from '../helpers';
+import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
 
 /** A policy that records what it was asked. */
 function recordingPolicy(inner: RetryPolicy): RetryPolicy & { calls: Array<{ retryCount: number; code: string }> } {
@@ -78,9 +78,7 @@ describe('ZkClient retries', () => {
     });
     await client.create(root);
     const states = new StateRecorder(client);
-    const deleted = nextEvent<string>((done) => {
-      void observer.exists(root, { watcher: (e) => done(e.type) });
-    }, 'the guaranteed delete');
+    const deleted = (await watchNode(observer, root)).next;
     const mark = states.mark();
     proxy.cut();
     await states.waitFor('SUSPENDED', mark);

@@ -1,5 +1,5 @@
 import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
-import { Clients, StateRecorder, nextEvent, randomRoot, timing } from '../helpers';
+import { Clients, StateRecorder, nextEvent, randomRoot, timing, watchNode } from '../helpers';
 
 describe('ZkClient connection states', () => {
   let server: TestingServer;
@@ -103,9 +103,8 @@ describe('ZkClient connection states', () => {
       // LOST comes from the client's own clock: the server is never heard from in between.
       await states.waitFor('LOST', mark, timing(10_000));
       // The server expires the old session and deletes its node, whatever the client does.
-      await nextEvent<string>((done) => {
-        void observer.exists(node, { watcher: (e) => done(e.type) }).then((stat) => stat === null && done('gone'));
-      }, 'the old session to expire');
+      const expiry = await watchNode(observer, node);
+      if (expiry.existed) expect(await expiry.next).toBe('deleted');
       proxy.heal();
       await states.waitFor('RECONNECTED', mark, timing(15_000));
       expect(states.since(mark)).toEqual(['SUSPENDED', 'LOST', 'RECONNECTED']);

@@ -1,5 +1,5 @@
 import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
-import { Clients, StateRecorder, nextEvent, randomRoot, timing } from '../helpers';
+import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
 
 describe('FaultProxy and expireSession against a real server', () => {
   let server: TestingServer;
@@ -52,9 +52,7 @@ describe('FaultProxy and expireSession against a real server', () => {
     const observer = await clients.connect({ connectString: server.connectString });
     await owner.create(root);
     const node = await owner.create(`${root}/e`, { mode: 'EPHEMERAL' });
-    const deleted = nextEvent<string>((done) => {
-      void observer.exists(node, { watcher: (e) => done(e.type) });
-    }, 'deletion of the ephemeral node');
+    const deleted = (await watchNode(observer, node)).next;
     await expireSession(owner);
     expect(await deleted).toBe('deleted');
     expect(await observer.exists(node)).toBeNull();

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../errors';
 import { fourLetterWord, parseMode } from './fourLetterWord';
 import { HarnessSetupError, locateZooKeeper } from './installation';
 import { freePorts } from './ports';
+import { spawnGuardedJvm } from './spawnJvm';
 
 const log = debug('zk-recipes:testing:server');
 
@@ -61,28 +62,6 @@ const live = new Set<TestingServer>();
 process.once('exit', () => {
   for (const server of live) server.killNow();
 });
-
-// The JVM runs under a tiny shell that holds our end of a pipe: when this process dies, even by
-// SIGKILL, the pipe closes, `cat` returns and the JVM is killed. The JVM's pid is printed first so
-// that pause/resume/kill signal the JVM itself.
-//
-// The shell first closes every descriptor it inherited beyond stdio. The ZooKeeper C client opens
-// its sockets without close-on-exec, so a child would otherwise keep a client's socket alive after
-// the client closes it; the socket's stale registration in Node's event loop then fires for
-// whatever new socket reuses the number, and that handle spins without ever connecting.
-const WRAPPER = [
-  'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null',
-  'exec 3<&0',
-  '"$@" </dev/null 3<&- >>"$ZK_LOG" 2>&1 &',
-  'j=$!',
-  'echo "$j"',
-  '( cat <&3 >/dev/null; kill -9 "$j" 2>/dev/null ) &',
-  'w=$!',
-  'exec 3<&-',
-  'wait "$j"; rc=$?',
-  'kill "$w" 2>/dev/null',
-  'exit $rc',
-].join('\n');
 
 function waitForExit(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -204,10 +183,16 @@ export class TestingServer implements AsyncDisposable {
       `-Dznode.container.checkIntervalMs=${o.containerCheckIntervalMs}`,
       ...o.jvmOptions,
     ];
-    const args = [install.java, ...jvm, '-cp', install.classpath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', this.configFile];
-    const child = spawn('bash', ['-c', WRAPPER, 'zk-server', ...args], {
-      stdio: ['pipe', 'pipe', 'ignore'],
-      env: { ...process.env, ZK_LOG: join(this.logDir, 'server.log') },
+    // The JVM cannot outlive this process, nor inherit the ZooKeeper C client's sockets: see spawnJvm.
+    const { child, pid } = spawnGuardedJvm({
+      java: install.java,
+      jvmOptions: jvm,
+      classpath: install.classpath,
+      mainClass: 'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+      args: [this.configFile],
+      stdio: 'log',
+      logFile: join(this.logDir, 'server.log'),
+      name: 'zk-server',
     });
     this.child = child;
     this.paused = false;
@@ -223,14 +208,8 @@ export class TestingServer implements AsyncDisposable {
       }
       child.stdin?.destroy();
     });
-    this.javaPid = await new Promise<number>((resolve, reject) => {
-      let text = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        const nl = text.indexOf('\n');
-        if (nl >= 0) resolve(Number(text.slice(0, nl)));
-      });
-      child.once('exit', () => reject(new HarnessSetupError(`the server process ended at once:\n${this.readLog()}`)));
+    this.javaPid = await pid.catch(() => {
+      throw new HarnessSetupError(`the server process ended at once:\n${this.readLog()}`);
     });
     log('server %d starting on port %d (pid %d, %s)', this.serverId, this.portValue, this.javaPid, install.source);
     await this.waitUntilServing(child);

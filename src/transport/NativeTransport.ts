@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
-import { ZkError } from '../errors';
+import { InvalidArgumentError, ZkError } from '../errors';
 import type {
   ACL,
   CloseReason,
@@ -71,6 +71,18 @@ export function sessionIdToHex(id: bigint): string {
   return id.toString(16);
 }
 
+/**
+ * The binding parses the password's hex digits as uppercase only: a lowercase digit silently
+ * becomes another byte, and the server then answers the attach with "expired". Passwords from
+ * other clients (Java prints lowercase) are normalised here.
+ */
+export function normalizePassword(password: string | undefined): string {
+  if (typeof password !== 'string' || !/^[0-9a-fA-F]{32}$/.test(password)) {
+    throw new InvalidArgumentError('a session password is 16 bytes as 32 hex digits');
+  }
+  return password.toUpperCase();
+}
+
 function toStat(s: NativeStat): Stat {
   return {
     czxid: BigInt(s.czxid),
@@ -109,7 +121,7 @@ export class NativeTransport implements Transport {
     };
     if (options.sessionId !== undefined) {
       config.client_id = sessionIdToHex(options.sessionId);
-      config.client_password = options.sessionPassword;
+      config.client_password = normalizePassword(options.sessionPassword);
     }
     this.native.init(config);
   }

@@ -1,0 +1,786 @@
+package zkrecipes.interop;
+
+import java.io.BufferedReader;
+import java.io.Closeable;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.leader.Participant;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.queue.DistributedQueue;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.RetryNTimes;
+
+/**
+ * A Curator client driven over stdin/stdout, for zk-recipes' interop tests and benchmarks.
+ *
+ * <p>Usage: {@code java zkrecipes.interop.CuratorPeer <connectString> <sessionTimeoutMs> [connectionTimeoutMs]}.
+ *
+ * <p>Protocol: one flat JSON object per line. A request is {@code {"id":N,"cmd":"mutex.acquire","name":"m1",...}}
+ * ({@code id} is the request's, so a recipe's participant id is sent as {@code participantId});
+ * its reply is {@code {"id":N,"ok":true,...}} or {@code {"id":N,"ok":false,"error":"..."}}. Unsolicited
+ * events have no id: {@code {"event":"ready"}}, {@code {"event":"isLeader","name":"l1"}}... Recipe objects are
+ * named, so one peer can hold several. Every command that names an object runs on that name's own
+ * thread, in order (Curator's locks are owned by threads: a release must run on the acquiring thread);
+ * other commands run on a shared pool, so a blocked acquire never stops the peer.
+ */
+public final class CuratorPeer {
+    private static final Writer OUT =
+            new OutputStreamWriter(new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8);
+
+    private final CuratorFramework client;
+    private final Map<String, Object> objects = new ConcurrentHashMap<>();
+    private final Map<String, ExecutorService> nameThreads = new ConcurrentHashMap<>();
+    private final ExecutorService pool = Executors.newCachedThreadPool(daemonThreads("peer-pool"));
+
+    private CuratorPeer(CuratorFramework client) {
+        this.client = client;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // Only protocol lines may reach stdout: anything else printed by a library goes to stderr.
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, "UTF-8"));
+        if (args.length < 2) {
+            System.err.println("usage: CuratorPeer <connectString> <sessionTimeoutMs> [connectionTimeoutMs]");
+            System.exit(2);
+        }
+        int sessionTimeoutMs = Integer.parseInt(args[1]);
+        int connectionTimeoutMs = args.length > 2 ? Integer.parseInt(args[2]) : 15_000;
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(args[0])
+                .sessionTimeoutMs(sessionTimeoutMs)
+                .connectionTimeoutMs(connectionTimeoutMs)
+                .retryPolicy(new RetryNTimes(10, 100))
+                .build();
+        client.getConnectionStateListenable().addListener((c, state) -> emit(event("state").with("state", state.name())));
+        client.getUnhandledErrorListenable().addListener((message, e) ->
+                emit(event("unhandledError").with("message", message).with("error", describe(e))));
+        client.start();
+        if (!client.blockUntilConnected(connectionTimeoutMs, TimeUnit.MILLISECONDS)) {
+            emit(event("fatal").with("error", "could not connect to " + args[0] + " within " + connectionTimeoutMs + " ms"));
+            client.close();
+            System.exit(3);
+        }
+        CuratorPeer peer = new CuratorPeer(client);
+        emit(event("ready").with("sessionId", sessionIdHex(client)));
+        peer.readCommands();
+    }
+
+    // ------------------------------------------------------------------ command loop
+
+    private void readCommands() throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) continue;
+            Map<String, Object> request;
+            try {
+                request = Json.parse(line);
+            } catch (RuntimeException e) {
+                emit(event("protocolError").with("error", describe(e)).with("line", line));
+                continue;
+            }
+            Object idValue = request.get("id");
+            long id = idValue instanceof Number ? ((Number) idValue).longValue() : -1;
+            String cmd = request.get("cmd") instanceof String ? (String) request.get("cmd") : "";
+            if (cmd.equals("exit")) {
+                emit(new Json.Obj().with("id", id).with("ok", true));
+                shutdown(0);
+                return;
+            }
+            Object name = request.get("name");
+            ExecutorService executor = name instanceof String ? threadFor((String) name) : pool;
+            executor.execute(() -> run(id, cmd, request));
+        }
+        shutdown(0);
+    }
+
+    private ExecutorService threadFor(String name) {
+        return nameThreads.computeIfAbsent(name, n -> Executors.newSingleThreadExecutor(daemonThreads("peer-" + n)));
+    }
+
+    private void run(long id, String cmd, Map<String, Object> args) {
+        Json.Obj reply = new Json.Obj().with("id", id).with("ok", true);
+        try {
+            handle(cmd, args, reply);
+        } catch (Throwable e) {
+            reply = new Json.Obj().with("id", id).with("ok", false).with("error", describe(e));
+        }
+        emit(reply);
+    }
+
+    private void shutdown(int status) {
+        Thread watchdog = new Thread(() -> {
+            sleep(5_000);
+            Runtime.getRuntime().halt(status == 0 ? 4 : status);
+        });
+        watchdog.setDaemon(true);
+        watchdog.start();
+        for (Object o : objects.values()) {
+            if (o instanceof Closeable) {
+                try {
+                    ((Closeable) o).close();
+                } catch (Throwable ignored) {
+                    // best effort: the session's end removes every ephemeral node anyway
+                }
+            }
+        }
+        client.close();
+        System.exit(status);
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    private void handle(String cmd, Map<String, Object> a, Json.Obj reply) throws Exception {
+        switch (cmd) {
+            case "ping":
+                reply.with("pong", true);
+                return;
+            case "session":
+                reply.with("sessionId", sessionIdHex(client))
+                        .with("sessionPassword", hex(client.getZookeeperClient().getZooKeeper().getSessionPasswd()));
+                return;
+
+            case "session.injectExpiration":
+                // Client-side only (ZooKeeper's test hook): the handle acts as if the session expired
+                // and Curator opens a new one; the old session lives on the server until it times out.
+                client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+                return;
+
+            // ---- InterProcessMutex
+            case "mutex.new":
+                define(a, new InterProcessMutex(client, str(a, "path")));
+                return;
+            case "mutex.acquire": {
+                InterProcessMutex m = get(a, InterProcessMutex.class);
+                long timeoutMs = num(a, "timeoutMs", -1);
+                if (timeoutMs < 0) {
+                    m.acquire();
+                    reply.with("acquired", true);
+                } else {
+                    reply.with("acquired", m.acquire(timeoutMs, TimeUnit.MILLISECONDS));
+                }
+                return;
+            }
+            case "mutex.release":
+                get(a, InterProcessMutex.class).release();
+                return;
+            case "mutex.isOwned":
+                reply.with("owned", get(a, InterProcessMutex.class).isOwnedByCurrentThread());
+                return;
+            case "mutex.participants":
+                reply.with("participants", new ArrayList<>(get(a, InterProcessMutex.class).getParticipantNodes()));
+                return;
+
+            // ---- InterProcessReadWriteLock
+            case "rwlock.new":
+                define(a, new InterProcessReadWriteLock(client, str(a, "path")));
+                return;
+            case "rwlock.acquireRead":
+            case "rwlock.acquireWrite": {
+                InterProcessReadWriteLock l = get(a, InterProcessReadWriteLock.class);
+                InterProcessMutex m = cmd.endsWith("Read") ? l.readLock() : l.writeLock();
+                long timeoutMs = num(a, "timeoutMs", -1);
+                if (timeoutMs < 0) {
+                    m.acquire();
+                    reply.with("acquired", true);
+                } else {
+                    reply.with("acquired", m.acquire(timeoutMs, TimeUnit.MILLISECONDS));
+                }
+                return;
+            }
+            case "rwlock.releaseRead":
+                get(a, InterProcessReadWriteLock.class).readLock().release();
+                return;
+            case "rwlock.releaseWrite":
+                get(a, InterProcessReadWriteLock.class).writeLock().release();
+                return;
+
+            // ---- InterProcessSemaphoreV2
+            case "semaphore.new":
+                define(a, new Semaphore(new InterProcessSemaphoreV2(client, str(a, "path"), (int) num(a, "maxLeases", 1))));
+                return;
+            case "semaphore.acquire": {
+                Semaphore s = get(a, Semaphore.class);
+                int qty = (int) num(a, "qty", 1);
+                long timeoutMs = num(a, "timeoutMs", -1);
+                Collection<Lease> got = timeoutMs < 0
+                        ? s.semaphore.acquire(qty)
+                        : s.semaphore.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+                if (got != null) s.leases.addAll(got);
+                reply.with("acquired", got != null).with("leases", s.leases.size());
+                return;
+            }
+            case "semaphore.releaseAll": {
+                Semaphore s = get(a, Semaphore.class);
+                int n = s.leases.size();
+                s.semaphore.returnAll(new ArrayList<>(s.leases));
+                s.leases.clear();
+                reply.with("released", n).with("leases", 0);
+                return;
+            }
+            case "semaphore.participants":
+                reply.with("participants", new ArrayList<>(get(a, Semaphore.class).semaphore.getParticipantNodes()));
+                return;
+
+            // ---- LeaderLatch
+            case "latch.new": {
+                String name = str(a, "name");
+                LeaderLatch latch = new LeaderLatch(client, str(a, "path"), str(a, "participantId"));
+                latch.addListener(new LeaderLatchListener() {
+                    @Override
+                    public void isLeader() {
+                        emit(event("isLeader").with("name", name));
+                    }
+
+                    @Override
+                    public void notLeader() {
+                        emit(event("notLeader").with("name", name));
+                    }
+                });
+                define(a, latch);
+                return;
+            }
+            case "latch.start":
+                get(a, LeaderLatch.class).start();
+                return;
+            case "latch.close": {
+                LeaderLatch latch = get(a, LeaderLatch.class);
+                latch.close(bool(a, "notify", false) ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+                return;
+            }
+            case "latch.hasLeadership":
+                reply.with("leader", get(a, LeaderLatch.class).hasLeadership());
+                return;
+            case "latch.await":
+                reply.with("leader", get(a, LeaderLatch.class).await(num(a, "timeoutMs", 0), TimeUnit.MILLISECONDS));
+                return;
+            case "latch.leader": {
+                Participant p = get(a, LeaderLatch.class).getLeader();
+                reply.with("leaderId", p.getId()).with("isLeader", p.isLeader());
+                return;
+            }
+            case "latch.participants":
+                reply.with("ids", participantIds(get(a, LeaderLatch.class).getParticipants()));
+                return;
+            case "latch.path":
+                reply.with("path", get(a, LeaderLatch.class).getOurPath());
+                return;
+
+            // ---- LeaderSelector
+            case "selector.new": {
+                Selector s = new Selector(str(a, "name"));
+                s.selector = new LeaderSelector(client, str(a, "path"), s);
+                if (a.containsKey("participantId")) s.selector.setId(str(a, "participantId"));
+                if (bool(a, "autoRequeue", false)) s.selector.autoRequeue();
+                define(a, s);
+                return;
+            }
+            case "selector.start":
+                get(a, Selector.class).selector.start();
+                return;
+            case "selector.requeue":
+                reply.with("requeued", get(a, Selector.class).selector.requeue());
+                return;
+            case "selector.release": {
+                CountDownLatch term = get(a, Selector.class).term;
+                if (term != null) term.countDown();
+                reply.with("released", term != null);
+                return;
+            }
+            case "selector.hasLeadership":
+                reply.with("leader", get(a, Selector.class).selector.hasLeadership());
+                return;
+            case "selector.participants":
+                reply.with("ids", participantIds(get(a, Selector.class).selector.getParticipants()));
+                return;
+            case "selector.close":
+                get(a, Selector.class).close();
+                return;
+
+            // ---- DistributedQueue<String>
+            case "queue.new": {
+                String name = str(a, "name");
+                QueueConsumer<String> consumer = bool(a, "consume", true) ? new QueueConsumer<String>() {
+                    @Override
+                    public void consumeMessage(String message) {
+                        emit(event("item").with("name", name).with("value", message));
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework c, ConnectionState state) {
+                        // the peer reports connection states itself
+                    }
+                } : null;
+                QueueBuilder<String> builder = QueueBuilder.builder(client, consumer, new Utf8Serializer(), str(a, "path"))
+                        .putInBackground(false);
+                if (a.get("lockPath") instanceof String) builder.lockPath((String) a.get("lockPath"));
+                define(a, builder.buildQueue());
+                return;
+            }
+            case "queue.start":
+                getQueue(a).start();
+                return;
+            case "queue.put":
+                getQueue(a).put(str(a, "value"));
+                return;
+            case "queue.close":
+                getQueue(a).close();
+                return;
+
+            // ---- SimpleDistributedQueue
+            case "squeue.new":
+                define(a, new SimpleDistributedQueue(client, str(a, "path")));
+                return;
+            case "squeue.offer":
+                reply.with("offered", get(a, SimpleDistributedQueue.class).offer(str(a, "value").getBytes(StandardCharsets.UTF_8)));
+                return;
+            case "squeue.take": {
+                SimpleDistributedQueue q = get(a, SimpleDistributedQueue.class);
+                long timeoutMs = num(a, "timeoutMs", -1);
+                byte[] value = timeoutMs < 0 ? q.take() : q.poll(timeoutMs, TimeUnit.MILLISECONDS);
+                reply.with("value", value == null ? null : new String(value, StandardCharsets.UTF_8));
+                return;
+            }
+
+            // ---- benchmark
+            case "bench.mutexLoop":
+                benchMutexLoop(str(a, "path"), (int) num(a, "iterations", 1000), (int) num(a, "warmup", 0), reply);
+                return;
+
+            case "forget":
+                // drops a named object (after closing it, if it can be closed)
+                Object o = objects.remove(str(a, "name"));
+                if (o instanceof Closeable) ((Closeable) o).close();
+                reply.with("existed", o != null);
+                return;
+
+            default:
+                throw new IllegalArgumentException("unknown command " + (cmd.isEmpty() ? "(none)" : cmd));
+        }
+    }
+
+    private void benchMutexLoop(String path, int iterations, int warmup, Json.Obj reply) throws Exception {
+        if (iterations < 1) throw new IllegalArgumentException("iterations must be at least 1");
+        InterProcessMutex mutex = new InterProcessMutex(client, path);
+        for (int i = 0; i < warmup; i++) {
+            mutex.acquire();
+            mutex.release();
+        }
+        long[] micros = new long[iterations];
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            long t0 = System.nanoTime();
+            mutex.acquire();
+            mutex.release();
+            micros[i] = (System.nanoTime() - t0) / 1_000;
+        }
+        long totalNanos = System.nanoTime() - start;
+        Arrays.sort(micros);
+        reply.with("count", iterations)
+                .with("p50Us", percentile(micros, 0.50))
+                .with("p90Us", percentile(micros, 0.90))
+                .with("p99Us", percentile(micros, 0.99))
+                .with("maxUs", micros[iterations - 1])
+                .with("totalMs", totalNanos / 1e6);
+    }
+
+    /** Nearest-rank percentile of sorted values. */
+    private static long percentile(long[] sorted, double p) {
+        int rank = (int) Math.ceil(p * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+    }
+
+    // ------------------------------------------------------------------ recipe holders
+
+    private static final class Semaphore implements Closeable {
+        final InterProcessSemaphoreV2 semaphore;
+        final List<Lease> leases = new ArrayList<>();
+
+        Semaphore(InterProcessSemaphoreV2 semaphore) {
+            this.semaphore = semaphore;
+        }
+
+        @Override
+        public void close() {
+            semaphore.returnAll(new ArrayList<>(leases));
+            leases.clear();
+        }
+    }
+
+    /** A LeaderSelector whose leadership lasts until `selector.release` (or an interruption). */
+    private static final class Selector extends LeaderSelectorListenerAdapter implements Closeable {
+        final String name;
+        LeaderSelector selector;
+        volatile CountDownLatch term;
+
+        Selector(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public void takeLeadership(CuratorFramework c) throws Exception {
+            CountDownLatch release = new CountDownLatch(1);
+            term = release;
+            emit(event("takeLeadership").with("name", name));
+            boolean interrupted = false;
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                interrupted = true;
+                throw e;
+            } finally {
+                term = null;
+                emit(event("leadershipEnded").with("name", name).with("interrupted", interrupted));
+            }
+        }
+
+        @Override
+        public void close() {
+            selector.close();
+        }
+    }
+
+    private static final class Utf8Serializer implements QueueSerializer<String> {
+        @Override
+        public byte[] serialize(String item) {
+            return item.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String deserialize(byte[] bytes) {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void define(Map<String, Object> a, Object recipe) {
+        String name = str(a, "name");
+        if (objects.putIfAbsent(name, recipe) != null) {
+            throw new IllegalStateException("an object named \"" + name + "\" already exists");
+        }
+    }
+
+    private <T> T get(Map<String, Object> a, Class<T> type) {
+        String name = str(a, "name");
+        Object o = objects.get(name);
+        if (o == null) throw new IllegalStateException("no object named \"" + name + "\"");
+        if (!type.isInstance(o)) {
+            throw new IllegalStateException("\"" + name + "\" is a " + o.getClass().getSimpleName() + ", not a " + type.getSimpleName());
+        }
+        return type.cast(o);
+    }
+
+    @SuppressWarnings("unchecked")
+    private DistributedQueue<String> getQueue(Map<String, Object> a) {
+        return (DistributedQueue<String>) get(a, DistributedQueue.class);
+    }
+
+    private static List<String> participantIds(Collection<Participant> participants) {
+        List<String> ids = new ArrayList<>();
+        for (Participant p : participants) ids.add(p.getId());
+        return ids;
+    }
+
+    private static String str(Map<String, Object> a, String key) {
+        Object v = a.get(key);
+        if (!(v instanceof String)) throw new IllegalArgumentException("\"" + key + "\" must be a string");
+        return (String) v;
+    }
+
+    private static long num(Map<String, Object> a, String key, long fallback) {
+        Object v = a.get(key);
+        if (v == null) return fallback;
+        if (!(v instanceof Number)) throw new IllegalArgumentException("\"" + key + "\" must be a number");
+        return ((Number) v).longValue();
+    }
+
+    private static boolean bool(Map<String, Object> a, String key, boolean fallback) {
+        Object v = a.get(key);
+        if (v == null) return fallback;
+        if (!(v instanceof Boolean)) throw new IllegalArgumentException("\"" + key + "\" must be a boolean");
+        return (Boolean) v;
+    }
+
+    private static String sessionIdHex(CuratorFramework client) {
+        try {
+            return Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId());
+        } catch (Exception e) {
+            return "0";
+        }
+    }
+
+    private static String hex(byte[] bytes) {
+        StringBuilder b = new StringBuilder();
+        for (byte x : bytes) b.append(String.format("%02x", x & 0xff));
+        return b.toString();
+    }
+
+    private static String describe(Throwable e) {
+        if (e == null) return "";
+        String message = e.getMessage();
+        return e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+
+    private static Json.Obj event(String type) {
+        return new Json.Obj().with("event", type);
+    }
+
+    private static void emit(Json.Obj line) {
+        String text = line.toString();
+        synchronized (OUT) {
+            try {
+                OUT.write(text);
+                OUT.write('\n');
+                OUT.flush();
+            } catch (Exception e) {
+                // stdout closed: the parent is gone, and the lifeline will end us
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    // ------------------------------------------------------------------ JSON
+
+    /** Just enough JSON: flat objects of strings, numbers, booleans and null; string lists on output. */
+    static final class Json {
+        private final String s;
+        private int i;
+
+        private Json(String s) {
+            this.s = s;
+        }
+
+        static Map<String, Object> parse(String text) {
+            Json p = new Json(text);
+            Map<String, Object> result = p.object();
+            p.space();
+            if (p.i != p.s.length()) throw p.error("trailing text");
+            return result;
+        }
+
+        private Map<String, Object> object() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            space();
+            expect('{');
+            space();
+            if (peek() == '}') {
+                i++;
+                return m;
+            }
+            while (true) {
+                space();
+                String key = string();
+                space();
+                expect(':');
+                space();
+                m.put(key, value());
+                space();
+                char c = next();
+                if (c == '}') return m;
+                if (c != ',') throw error("expected ',' or '}'");
+            }
+        }
+
+        private Object value() {
+            char c = peek();
+            if (c == '"') return string();
+            if (s.startsWith("true", i)) {
+                i += 4;
+                return Boolean.TRUE;
+            }
+            if (s.startsWith("false", i)) {
+                i += 5;
+                return Boolean.FALSE;
+            }
+            if (s.startsWith("null", i)) {
+                i += 4;
+                return null;
+            }
+            if (c == '-' || (c >= '0' && c <= '9')) return number();
+            throw error("unsupported value (only strings, numbers, booleans and null)");
+        }
+
+        private Object number() {
+            int start = i;
+            while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0) i++;
+            String text = s.substring(start, i);
+            try {
+                if (text.contains(".") || text.contains("e") || text.contains("E")) {
+                    double d = Double.parseDouble(text);
+                    if (d == Math.rint(d) && Math.abs(d) < 9e15) return (long) d;
+                    return d;
+                }
+                return Long.parseLong(text);
+            } catch (NumberFormatException e) {
+                throw error("bad number " + text);
+            }
+        }
+
+        private String string() {
+            expect('"');
+            StringBuilder b = new StringBuilder();
+            while (true) {
+                char c = next();
+                if (c == '"') return b.toString();
+                if (c != '\\') {
+                    b.append(c);
+                    continue;
+                }
+                char e = next();
+                switch (e) {
+                    case '"': b.append('"'); break;
+                    case '\\': b.append('\\'); break;
+                    case '/': b.append('/'); break;
+                    case 'b': b.append('\b'); break;
+                    case 'f': b.append('\f'); break;
+                    case 'n': b.append('\n'); break;
+                    case 'r': b.append('\r'); break;
+                    case 't': b.append('\t'); break;
+                    case 'u':
+                        if (i + 4 > s.length()) throw error("bad \\u escape");
+                        try {
+                            b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
+                        } catch (NumberFormatException x) {
+                            throw error("bad \\u escape");
+                        }
+                        i += 4;
+                        break;
+                    default:
+                        throw error("bad escape \\" + e);
+                }
+            }
+        }
+
+        private void space() {
+            while (i < s.length() && Character.isWhitespace(s.charAt(i))) i++;
+        }
+
+        private char peek() {
+            if (i >= s.length()) throw error("unexpected end");
+            return s.charAt(i);
+        }
+
+        private char next() {
+            char c = peek();
+            i++;
+            return c;
+        }
+
+        private void expect(char c) {
+            if (next() != c) throw error("expected '" + c + "'");
+        }
+
+        private IllegalArgumentException error(String what) {
+            return new IllegalArgumentException("bad JSON at " + i + ": " + what);
+        }
+
+        /** A JSON object under construction; toString() writes it on one line. */
+        static final class Obj {
+            private final StringBuilder b = new StringBuilder("{");
+
+            Obj with(String key, Object value) {
+                if (b.length() > 1) b.append(',');
+                quote(b, key);
+                b.append(':');
+                write(b, value);
+                return this;
+            }
+
+            @Override
+            public String toString() {
+                return b + "}";
+            }
+
+            private static void write(StringBuilder b, Object v) {
+                if (v == null) {
+                    b.append("null");
+                } else if (v instanceof String) {
+                    quote(b, (String) v);
+                } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long) {
+                    b.append(v);
+                } else if (v instanceof Number) {
+                    double d = ((Number) v).doubleValue();
+                    b.append(Double.isFinite(d) ? Double.toString(d) : "null");
+                } else if (v instanceof Collection) {
+                    b.append('[');
+                    boolean first = true;
+                    for (Object x : (Collection<?>) v) {
+                        if (!first) b.append(',');
+                        first = false;
+                        write(b, x);
+                    }
+                    b.append(']');
+                } else {
+                    quote(b, v.toString());
+                }
+            }
+
+            private static void quote(StringBuilder b, String s) {
+                b.append('"');
+                for (int k = 0; k < s.length(); k++) {
+                    char c = s.charAt(k);
+                    switch (c) {
+                        case '"': b.append("\\\""); break;
+                        case '\\': b.append("\\\\"); break;
+                        case '\n': b.append("\\n"); break;
+                        case '\r': b.append("\\r"); break;
+                        case '\t': b.append("\\t"); break;
+                        default:
+                            if (c < 0x20 || c == 0x2028 || c == 0x2029) b.append(String.format("\\u%04x", (int) c));
+                            else b.append(c);
+                    }
+                }
+                b.append('"');
+            }
+        }
+    }
+}
