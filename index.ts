@@ -1,2 +1,3 @@
 /** zk-recipes: Apache Curator's ZooKeeper recipes for Node.js. */
 export * from './src';
+export * from './recipes';

@@ -459,6 +459,20 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
    * made is found and deleted in the background. On abort, a node created after all is deleted.
    */
   async create(path: string, options: CreateOptions = {}): Promise<string> {
+    return (await this.createNode(path, options, false)).path;
+  }
+
+  /**
+   * Creates a node like `create`, and lists its parent in the same round trip: ZooKeeper runs one
+   * session's requests in order, so the listing, sent right behind the create, already holds the
+   * new node. `parentStat.pzxid` is the zxid of the parent's latest child change at that moment.
+   */
+  async createAndListParent(path: string, options: CreateOptions = {}): Promise<{ path: string; children: string[]; parentStat: Stat }> {
+    const created = await this.createNode(path, options, true);
+    return created as { path: string; children: string[]; parentStat: Stat };
+  }
+
+  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<{ path: string; children?: string[]; parentStat?: Stat }> {
     const mode = options.mode ?? 'PERSISTENT';
     if (!CREATE_MODES.has(mode)) throw new InvalidArgumentError(`mode must be one of ${[...CREATE_MODES].join(', ')}, got ${String(mode)}`);
     const sequential = mode.includes('SEQUENTIAL');
@@ -482,14 +496,29 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
     const ephemeral = mode.startsWith('EPHEMERAL');
     const parentMode = options.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
 
+    const createOnce = async (t: Transport): Promise<{ path: string; children?: string[]; parentStat?: Stat }> => {
+      if (!listParent) return { path: await t.create(target, data, mode, ttlMs) };
+      const created = t.create(target, data, mode, ttlMs);
+      const listing = t.getChildren(parent);
+      // Both are on the wire now; the listing's failure follows the create's.
+      listing.catch(() => undefined);
+      const createdPath = await created;
+      const { children, stat } = await listing;
+      return { path: createdPath, children, parentStat: stat };
+    };
+
     const attempt = this.execute(path, signal, async (t, n) => {
       if (protectedId && n > 0) {
         const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.deleteInBackground(stale));
-        if (found) return found;
+        if (found) {
+          if (!listParent) return { path: found };
+          const { children, stat } = await t.getChildren(parent);
+          return { path: found, children, parentStat: stat };
+        }
       }
       for (let parentsTries = 0; ; parentsTries++) {
         try {
-          return await t.create(target, data, mode, ttlMs);
+          return await createOnce(t);
         } catch (err) {
           // A container parent can be reaped between our mkdirs and our create: try again.
           if (!isZkError(err, 'NONODE') || options.createParents === undefined || parentsTries >= 3) throw err;
@@ -498,17 +527,17 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
       }
     });
     const created = await raceAbort(attempt, signal, (late) => {
-      if (late.status === 'fulfilled') this.deleteInBackground(late.value);
+      if (late.status === 'fulfilled') this.deleteInBackground(late.value.path);
       else if (protectedId && isRetryableError(late.reason)) this.deleteProtectedInBackground(parent, protectedId, ephemeral);
     }).catch((err: unknown) => {
       if (protectedId && isRetryableError(err)) this.deleteProtectedInBackground(parent, protectedId, ephemeral);
       throw err;
     });
     if (this.options.aclProvider) {
-      const acl = this.options.aclProvider.getAclForPath(this.relative(created));
-      await this.execute(path, signal, (t) => t.setACL(created, acl, -1));
+      const acl = this.options.aclProvider.getAclForPath(this.relative(created.path));
+      await this.execute(path, signal, (t) => t.setACL(created.path, acl, -1));
     }
-    return this.relative(created);
+    return { ...created, path: this.relative(created.path) };
   }
 
   /** Deletes a node. See DeleteOptions for versions, recursion, guaranteed and quiet deletes. */

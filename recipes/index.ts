@@ -1,0 +1,2 @@
+/** The recipes, one folder per family. */
+export * from './locks';

@@ -1,0 +1,39 @@
+import { ZkError, type ZkErrorOptions } from '../../src/errors';
+
+/** An acquire ran out of time before it got the lock. No node of the attempt is left behind. */
+export class LockTimeoutError extends ZkError {
+  override name = 'LockTimeoutError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super('LOCK_TIMEOUT', message, options);
+  }
+}
+
+/** Why a held lock can no longer be trusted. */
+export type LockLostReason =
+  /** The connection is SUSPENDED and the client's error policy is 'standard'. */
+  | 'SUSPENDED'
+  /** The session is LOST: it expired, or SUSPENDED outlasted the session timeout. */
+  | 'LOST'
+  /** Our lock node was deleted. */
+  | 'NODE_DELETED'
+  /** Our lock node belongs to another session (CURATOR-604). */
+  | 'NOT_OUR_NODE';
+
+/** The reason a lease's signal aborts with: the lock can no longer be trusted. */
+export class LockLostError extends ZkError {
+  override name = 'LockLostError';
+  constructor(
+    readonly reason: LockLostReason,
+    options: ZkErrorOptions = {},
+  ) {
+    super('LOCK_LOST', `the lock at ${options.path ?? '?'} can no longer be trusted: ${reason}`, options);
+  }
+}
+
+/** A release by someone who does not hold the lock. */
+export class NotLockOwnerError extends ZkError {
+  override name = 'NotLockOwnerError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super('NOT_LOCK_OWNER', message, options);
+  }
+}

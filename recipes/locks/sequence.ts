@@ -1,0 +1,40 @@
+/**
+ * Ordering of lock nodes. Curator sorts children by the text after the last occurrence of the
+ * lock name: the 10-digit sequence ZooKeeper appends, so lexical order is numeric order.
+ *
+ * ZooKeeper's counter is a signed 32-bit int: past 2^31-1 it wraps to -2147483648 and the suffix
+ * becomes 11 characters with a minus sign. Lexically (Curator, kazoo) those sort before every
+ * earlier node, which breaks FIFO order at the wrap. zk-recipes reads the suffix as an unsigned
+ * 32-bit number instead, so nodes created after the wrap sort after those created before it, and
+ * FIFO order holds across one wrap. A Curator peer on the same path would disagree from the wrap
+ * on: recreate such a lock's parent before its counter reaches 2^31 (a container parent restarts
+ * its counter when the server reaps it).
+ */
+
+const WRAP = 2 ** 32;
+
+/** The sequence of a node name after `lockName`, as an unsigned 32-bit number; undefined if there is none. */
+export function sequenceOf(name: string, lockName: string): number | undefined {
+  const at = name.lastIndexOf(lockName);
+  if (at < 0) return undefined;
+  const suffix = name.slice(at + lockName.length);
+  if (!/^-?\d{1,11}$/.test(suffix)) return undefined;
+  const n = Number(suffix);
+  if (n < -(2 ** 31) || n > 2 ** 31 - 1) return undefined;
+  return n < 0 ? n + WRAP : n;
+}
+
+/** The children that are lock nodes of `lockNames`, in lock order. */
+export function sortLockNodes(children: readonly string[], lockNames: readonly string[]): string[] {
+  const keyed: Array<[number, string]> = [];
+  for (const child of children) {
+    let key: number | undefined;
+    for (const lockName of lockNames) {
+      key = sequenceOf(child, lockName);
+      if (key !== undefined) break;
+    }
+    if (key !== undefined) keyed.push([key, child]);
+  }
+  keyed.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return keyed.map(([, child]) => child);
+}
