@@ -128,6 +128,12 @@ export class InterProcessMutex implements InterProcessLock {
     return contexts.getStore()?.get(this)?.state === 'held';
   }
 
+  /** The node through which the current execution context holds this mutex; undefined when it holds none (Curator's getLockPath). */
+  getLockPath(): string | undefined {
+    const holding = contexts.getStore()?.get(this);
+    return holding?.state === 'held' ? holding.acquisition?.node : undefined;
+  }
+
   /**
    * Makes the lock revocable, as Curator's: when another party calls `Revoker.attemptRevoke` on
    * our node, `listener` is called and should release the lock. Revocation is cooperative.

@@ -1,5 +1,5 @@
 import debug from 'debug';
-import { isZkError } from '../../src/errors';
+import { InvalidArgumentError, isZkError } from '../../src/errors';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { joinPath, nodeName } from '../../src/paths';
 import type { WatchEventType } from '../../src/transport/Transport';
@@ -32,6 +32,14 @@ export interface LockDriver {
    * can sort before ours.
    */
   readonly relistOnWake: boolean;
+  /**
+   * The node an attempt creates, asked in the acquiring context before each create: the name to
+   * protect (`_c_<uuid>-` goes in front) and its mode. Undefined, or no hook: `lockName` with
+   * EPHEMERAL_SEQUENTIAL. A non-sequential name must already end in a sequence after one of
+   * `sortNames`. The read-write lock's downgrade uses it: the read node takes the sequence of the
+   * write node its context holds, so that it sorts at the writer's place (CURATOR-621).
+   */
+  nodeToCreate?(): { name: string; mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL' } | undefined;
 }
 
 /** Curator's standard driver: the first `maxLeases` nodes hold; the others each watch the node `maxLeases` places ahead. */
@@ -93,8 +101,9 @@ export class LockInternals {
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
     for (;;) {
       if (signal?.aborted) throw abortReason(signal);
-      const created = await this.client.createAndListParent(joinPath(this.basePath, this.driver.lockName), {
-        mode: 'EPHEMERAL_SEQUENTIAL',
+      const node = this.nodeToCreate();
+      const created = await this.client.createAndListParent(joinPath(this.basePath, node.name), {
+        mode: node.mode,
         protected: true,
         createParents: 'container',
         data: options.data,
@@ -120,6 +129,18 @@ export class LockInternals {
       }
       return outcome;
     }
+  }
+
+  private nodeToCreate(): { name: string; mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL' } {
+    const custom = this.driver.nodeToCreate?.();
+    if (custom === undefined) return { name: this.driver.lockName, mode: 'EPHEMERAL_SEQUENTIAL' };
+    // A node that does not sort would never be found among the children: the attempt would loop.
+    if (custom.mode !== 'EPHEMERAL_SEQUENTIAL' && sortLockNodes([custom.name], this.driver.sortNames).length === 0) {
+      throw new InvalidArgumentError(`a lock node must end in a sequence after one of ${this.driver.sortNames.join(', ')}: ${custom.name}`, {
+        path: this.basePath,
+      });
+    }
+    return custom;
   }
 
   /** Deletes our node, guaranteed: a connection problem leaves the delete to the background. */
@@ -150,28 +171,30 @@ export class LockInternals {
     signal: AbortSignal | undefined,
   ): Promise<WaitOutcome> {
     const ourName = nodeName(ours);
-    let sorted = sortLockNodes(children, this.driver.sortNames);
-    let at = sorted.indexOf(ourName);
-    // The listing ran right after our create in our session: our node is missing only if the
-    // create belonged to a session that has ended since.
-    if (at < 0) return 'vanished';
-    let before = sorted.slice(0, at);
-    let token: bigint | undefined = listedPzxid;
+    let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children, pzxid: listedPzxid };
+    let before: string[] = [];
+    let token: bigint | undefined;
 
     for (;;) {
+      if (listing) {
+        const sorted = sortLockNodes(listing.children, this.driver.sortNames);
+        const at = sorted.indexOf(ourName);
+        // A listing made after our create in our session misses our node only if that session
+        // has ended since, or someone deleted the node.
+        if (at < 0) return 'vanished';
+        before = sorted.slice(0, at);
+        token = listing.pzxid;
+        listing = undefined;
+      }
       const decision = this.driver.decide(before, ourName);
       if (decision.holds) {
         if (token !== undefined) return { node: ours, fencingToken: token, sessionId: this.client.sessionId };
         if (this.driver.relistOnWake) {
-          const listed = await this.client.getChildrenWithStat(this.basePath, { signal });
-          sorted = sortLockNodes(listed.children, this.driver.sortNames);
-          at = sorted.indexOf(ourName);
-          if (at < 0) return 'vanished';
-          before = sorted.slice(0, at);
-          token = listed.stat.pzxid;
+          listing = await this.list(signal);
           continue;
         }
-        // What we know settles it; one small read proves it and gives the token.
+        // What we know settles it: no node created after ours sorts before ours. One small read
+        // proves the parent still stands and gives the token.
         const parent = await this.client.exists(this.basePath, { signal });
         if (parent === null) return 'vanished';
         token = parent.pzxid;
@@ -186,9 +209,9 @@ export class LockInternals {
         await this.client.getData(watched, { watcher: (event) => woke.resolve(event.type), signal });
       } catch (err) {
         if (!isZkError(err, 'NONODE')) throw err;
-        // Already gone: decide again at once from what we know.
-        before = before.filter((n) => n !== decision.watch);
-        token = undefined;
+        // Gone already: what we knew is stale, so learn it all again in one read rather than
+        // probing the nodes we knew one by one.
+        listing = await this.list(signal);
         continue;
       }
       const event = await this.waitForEvent(woke.promise, deadline, signal);
@@ -196,12 +219,26 @@ export class LockInternals {
       if (event === 'deleted') {
         before = before.filter((n) => n !== decision.watch);
         token = undefined;
+        // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
+        // have gone too (in a drain they all have), so one listing beats probing each.
+        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(signal);
       } else if (event === 'sessionLost') {
         // The session ended under us: is our node still ours?
         const stat = await this.client.exists(ours, { signal });
         if (stat === null || stat.ephemeralOwner !== this.client.sessionId) return 'vanished';
       }
       // Any other event (the watched node's data changed) just means: watch it again.
+    }
+  }
+
+  private async list(signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
+    try {
+      const { children, stat } = await this.client.getChildrenWithStat(this.basePath, { signal });
+      return { children, pzxid: stat.pzxid };
+    } catch (err) {
+      // The parent is gone, and our node with it.
+      if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
+      throw err;
     }
   }
 

@@ -1,0 +1,182 @@
+import { InterProcessMutex, LockLostError, LockTimeoutError } from '../../../recipes/locks';
+import { isZkError, type ZkClient } from '../../../src';
+import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import { Clients, StateRecorder, eventually, randomRoot, timing, watchNode } from '../../helpers';
+
+/** Resolves with the reason once `signal` aborts; rejects after `timeoutMs`. */
+function aborted(signal: AbortSignal, timeoutMs = timing(20_000)): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${timeoutMs} ms`)), timeoutMs);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(signal.reason);
+    });
+  });
+}
+
+async function children(client: ZkClient, path: string): Promise<string[]> {
+  try {
+    return await client.getChildren(path);
+  } catch (err) {
+    if (isZkError(err, 'NONODE')) return [];
+    throw err;
+  }
+}
+
+describe('InterProcessMutex under faults', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  let path: string;
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(() => {
+    path = `${randomRoot('faults')}/lock`;
+  });
+  afterEach(() => clients.closeAll());
+  afterAll(() => server.close());
+
+  it("the holder's session expires: its signal aborts with LOST, and the next waiter acquires", async () => {
+    const holderClient = await clients.connect({ connectString: server.connectString, connectionStateErrorPolicy: 'session' });
+    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const lease = await new InterProcessMutex(holderClient, path).acquire();
+    const lost = aborted(lease.signal);
+    const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
+    await eventually('the waiter queued', async () => (await children(waiterClient, path)).length === 2);
+
+    await expireSession(holderClient);
+    const reason = await lost;
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as LockLostError).reason).toBe('LOST');
+    const nextLease = await next;
+    expect(nextLease.fencingToken).toBeGreaterThan(lease.fencingToken);
+    // The old holder's release is harmless: its node is long gone.
+    await lease.release();
+    await nextLease.release();
+  });
+
+  it('under the standard policy the signal aborts on SUSPENDED, before anyone else can hold the lock', async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const holderClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 2_000 });
+    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const lease = await new InterProcessMutex(holderClient, path).acquire();
+    const lost = aborted(lease.signal);
+    let acquiredAt = 0;
+    const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) }).then((l) => {
+      acquiredAt = Date.now();
+      return l;
+    });
+    await eventually('the waiter queued', async () => (await children(waiterClient, path)).length === 2);
+
+    proxy.blackhole();
+    const reason = (await lost) as LockLostError;
+    const lostAt = Date.now();
+    expect(reason.reason).toBe('SUSPENDED');
+    // The waiter gets the lock only once the server expires the partitioned session.
+    const nextLease = await next;
+    expect(acquiredAt).toBeGreaterThan(lostAt);
+    proxy.heal();
+    await lease.release();
+    await nextLease.release();
+  });
+
+  it('a server restart keeps held and waiting locks in order', async () => {
+    const a = await clients.connect({ connectString: server.connectString, connectionStateErrorPolicy: 'session' });
+    const b = await clients.connect({ connectString: server.connectString });
+    const c = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(a);
+    const lease = await new InterProcessMutex(a, path).acquire();
+    const order: string[] = [];
+    const waitB = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(60_000) }).then(async (l) => {
+      order.push('b');
+      await l.release();
+    });
+    await eventually('b queued', async () => (await children(a, path)).length === 2);
+    const waitC = new InterProcessMutex(c, path).acquire({ timeoutMs: timing(60_000) }).then(async (l) => {
+      order.push('c');
+      await l.release();
+    });
+    await eventually('c queued', async () => (await children(a, path)).length === 3);
+
+    const mark = states.mark();
+    await server.restart();
+    await states.waitFor('RECONNECTED', mark);
+    // Under the session policy a reconnect with the same session keeps the lock.
+    expect(lease.signal.aborted).toBe(false);
+    expect(await children(a, path)).toHaveLength(3);
+    expect(order).toEqual([]);
+    await lease.release();
+    await Promise.all([waitB, waitC]);
+    expect(order).toEqual(['b', 'c']);
+  });
+
+  it('a partition during acquire: the timed-out node is deleted once the partition heals', async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const holder = await clients.connect({ connectString: server.connectString });
+    const partitioned = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: 300 });
+    const lease = await new InterProcessMutex(holder, path).acquire();
+    const pending = new InterProcessMutex(partitioned, path).acquire({ timeoutMs: timing(1_500) });
+    await eventually('the partitioned waiter queued', async () => (await children(holder, path)).length === 2);
+    const [, waiterNode] = (await children(holder, path)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    const gone = await watchNode(holder, `${path}/${waiterNode}`);
+
+    proxy.cut();
+    await expect(pending).rejects.toBeInstanceOf(LockTimeoutError);
+    // The session lives on (30 s), so only the client's own delete can remove the node.
+    expect(await children(holder, path)).toHaveLength(2);
+    proxy.heal();
+    expect(await gone.next).toBe('deleted');
+    expect(await children(holder, path)).toHaveLength(1);
+    await lease.release();
+  });
+
+  it("a waiter whose session expires starts again with a new node, and still gets the lock", async () => {
+    const holder = await clients.connect({ connectString: server.connectString });
+    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const lease = await new InterProcessMutex(holder, path).acquire();
+    const pending = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
+    await eventually('the waiter queued', async () => (await children(holder, path)).length === 2);
+    const [firstWaiterNode] = (await children(holder, path)).filter((n) => !lease.node.endsWith(n));
+
+    await expireSession(waiterClient);
+    await eventually('a new waiter node', async () => {
+      const now = await children(holder, path);
+      return now.length === 2 && !now.includes(firstWaiterNode);
+    });
+    await lease.release();
+    const won = await pending;
+    expect(won.node.endsWith(firstWaiterNode)).toBe(false);
+    expect((await holder.exists(won.node))?.ephemeralOwner).toBe(waiterClient.sessionId);
+    await won.release();
+  });
+
+  it('fencing tokens still rise when the container parent is reaped and re-created', async () => {
+    const client = await clients.connect({ connectString: server.connectString });
+    const mutex = new InterProcessMutex(client, path);
+    const first = await mutex.acquire();
+    const reaped = await watchNode(client, path);
+    await first.release();
+    expect(await reaped.next).toBe('deleted');
+    const second = await mutex.acquire();
+    // The new parent restarts its counter, and the token still goes up.
+    expect(second.node.endsWith('lock-0000000000')).toBe(true);
+    expect(first.node.endsWith('lock-0000000000')).toBe(true);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    await second.release();
+  });
+
+  it('a lock node deleted by someone else aborts the signal with NODE_DELETED', async () => {
+    const client = await clients.connect({ connectString: server.connectString });
+    const other = await clients.connect({ connectString: server.connectString });
+    const lease = await new InterProcessMutex(client, path).acquire();
+    // Asking for the signal starts the watch; whether the delete lands before or after it is
+    // set, the loss is reported.
+    const signal = lease.signal;
+    await other.delete(lease.node);
+    const reason = (await aborted(signal)) as LockLostError;
+    expect(reason.reason).toBe('NODE_DELETED');
+    await lease.release();
+  });
+});

@@ -1,0 +1,33 @@
+import { sequenceOf, sortLockNodes } from './sequence';
+
+const p = (seq: string) => `_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-${seq}`;
+
+describe('lock node ordering', () => {
+  it('reads the 10-digit suffix after the last lock name, ignoring the protection prefix', () => {
+    expect(sequenceOf(p('0000000007'), 'lock-')).toBe(7);
+    expect(sequenceOf('lock-lock-0000000012', 'lock-')).toBe(12);
+    expect(sequenceOf('_c_x-__READ__0000000003', '__READ__')).toBe(3);
+    expect(sequenceOf('unrelated', 'lock-')).toBeUndefined();
+    expect(sequenceOf('lock-abc', 'lock-')).toBeUndefined();
+  });
+
+  it('sorts by sequence, not by the random prefix', () => {
+    const children = ['_c_ffff-lock-0000000002', '_c_0000-lock-0000000010', '_c_aaaa-lock-0000000001'];
+    expect(sortLockNodes(children, ['lock-'])).toEqual(['_c_aaaa-lock-0000000001', '_c_ffff-lock-0000000002', '_c_0000-lock-0000000010']);
+  });
+
+  it('keeps FIFO order across the 2^31 wrap of the parent counter', () => {
+    // ZooKeeper formats its signed 32-bit counter with %010d: past 2147483647 comes -2147483648.
+    const beforeWrap = [p('2147483646'), p('2147483647')];
+    const afterWrap = [p('-2147483648'), p('-2147483647')];
+    expect(sequenceOf(p('-2147483648'), 'lock-')).toBe(2 ** 31);
+    expect(sortLockNodes([...afterWrap, ...beforeWrap], ['lock-'])).toEqual([...beforeWrap, ...afterWrap]);
+    // Lexical order, as Curator and kazoo sort, would put the wrapped nodes first.
+    expect([...afterWrap, ...beforeWrap].sort()[0]).toBe(p('-2147483647'));
+  });
+
+  it('sorts read and write nodes together', () => {
+    const children = ['_c_b-__WRIT__0000000002', '_c_a-__READ__0000000001', '_c_c-__READ__0000000003', 'other'];
+    expect(sortLockNodes(children, ['__READ__', '__WRIT__'])).toEqual(['_c_a-__READ__0000000001', '_c_b-__WRIT__0000000002', '_c_c-__READ__0000000003']);
+  });
+});
