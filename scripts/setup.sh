@@ -14,6 +14,8 @@ command -v bash >/dev/null 2>&1 || packages+=(bash)
 [ -f /usr/share/java/curator-recipes.jar ] || packages+=(libcurator-recipes-java libcurator-framework-java libcurator-client-java)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || packages+=(python3-kazoo)
 command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)
+# The benchmark's outside reference: a Redis lock.
+command -v redis-server >/dev/null 2>&1 || packages+=(redis-server)
 
 if [ "${#packages[@]}" -gt 0 ]; then
   echo "setup: installing ${packages[*]}"
