@@ -7,3 +7,12 @@ export { LockInternals, standardDriver, type LockDriver, type LockDecision, type
 export { Revoker } from './Revoker';
 export { REVOKE_MESSAGE } from './LockMonitor';
 export { sequenceOf, sortLockNodes } from './sequence';
+export {
+  InterProcessReadWriteLock,
+  LockUpgradeError,
+  readLockDriver,
+  writeLockDriver,
+  READ_LOCK_NAME,
+  WRITE_LOCK_NAME,
+  type InterProcessReadWriteLockOptions,
+} from './InterProcessReadWriteLock';
