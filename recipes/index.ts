@@ -1,2 +1,3 @@
 /** The recipes, one folder per family. */
 export * from './locks';
+export * from './shared';

@@ -16,3 +16,14 @@ export {
   WRITE_LOCK_NAME,
   type InterProcessReadWriteLockOptions,
 } from './InterProcessReadWriteLock';
+export {
+  InterProcessSemaphoreV2,
+  SEMAPHORE_LOCKS_PARENT,
+  SEMAPHORE_LEASES_PARENT,
+  SEMAPHORE_LEASE_NAME,
+  type SemaphoreOptions,
+  type SemaphoreLimit,
+  type SemaphoreAcquireOptions,
+} from './InterProcessSemaphoreV2';
+export { InterProcessSemaphoreMutex } from './InterProcessSemaphoreMutex';
+export { InterProcessMultiLock, MultiLease } from './InterProcessMultiLock';

@@ -1,0 +1,69 @@
+import type { ZkClient } from '../../../src';
+import { InvalidArgumentError } from '../../../src';
+import { TestingServer } from '../../../src/testing';
+import { SharedCount, decodeCount, encodeCount } from '../../../recipes/shared';
+import { Clients, nextEvent, randomRoot } from '../../helpers';
+
+describe('SharedCount', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  let path: string;
+  const counts: SharedCount[] = [];
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(() => {
+    path = `${randomRoot('count')}/limit`;
+  });
+  afterEach(async () => {
+    for (const c of counts.splice(0)) c.close();
+    await clients.closeAll();
+  });
+  afterAll(() => server.close());
+
+  const connect = () => clients.connect({ connectString: server.connectString });
+  const started = async (client: ZkClient, seed: number) => {
+    const count = new SharedCount(client, path, seed);
+    counts.push(count);
+    await count.start();
+    return count;
+  };
+
+  it('stores a 4-byte big-endian int; start() seeds a missing node and keeps an existing one', async () => {
+    expect(encodeCount(258)).toEqual(Buffer.from([0, 0, 1, 2]));
+    expect(decodeCount(Buffer.from([0xff, 0xff, 0xff, 0xfe]))).toBe(-2);
+    expect(() => decodeCount(Buffer.from([1, 2]))).toThrow(/4 bytes/);
+    expect(() => new SharedCount({} as ZkClient, '/x', 2 ** 31)).toThrow(InvalidArgumentError);
+
+    const a = await connect();
+    const first = await started(a, 5);
+    expect(first.getVersionedValue()).toEqual({ count: 5, version: 0 });
+    expect((await a.getData(path)).data).toEqual(Buffer.from([0, 0, 0, 5]));
+    const second = await started(a, 9);
+    expect(second.getCount()).toBe(5);
+  });
+
+  it("tells 'changed' listeners of other sessions' updates, and trySetCount checks the version", async () => {
+    const a = await connect();
+    const b = await connect();
+    const writer = await started(a, 1);
+    const reader = await started(b, 1);
+
+    const seen = nextEvent<number>((done) => reader.on('changed', (count) => done(count)), 'a changed event');
+    await writer.setCount(3);
+    expect(await seen).toBe(3);
+    expect(reader.getVersionedValue()).toEqual({ count: 3, version: 1 });
+
+    // The watch is set again after each fire.
+    const again = nextEvent<number>((done) => reader.on('changed', (count) => count === 4 && done(count)), 'a second changed event');
+    expect(await writer.trySetCount(4, 1)).toBe(true);
+    expect(await again).toBe(4);
+
+    // A stale version fails and refreshes what the writer sees.
+    expect(await reader.trySetCount(7, 1)).toBe(false);
+    expect(reader.getVersionedValue()).toEqual({ count: 4, version: 2 });
+    expect(await reader.trySetCount(7, 2)).toBe(true);
+    expect(reader.getCount()).toBe(7);
+  });
+});

@@ -1,0 +1,312 @@
+import { AsyncResource } from 'node:async_hooks';
+import debug from 'debug';
+import type { ZkClient } from '../../src/client/ZkClient';
+import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
+import { joinPath, nodeName, validatePath } from '../../src/paths';
+import type { Stat } from '../../src/transport/Transport';
+import { abortReason, deferred, sleep } from '../../src/util/async';
+import { validatePositiveInt, validateSignal, validateTimeout } from '../../src/validate';
+import type { SharedCount } from '../shared/SharedCount';
+import { LockTimeoutError } from './errors';
+import type { AcquireOptions } from './InterProcessLock';
+import { InterProcessMutex } from './InterProcessMutex';
+import { SimpleLease, type Lease } from './Lease';
+import { LockMonitor } from './LockMonitor';
+import { sortLockNodes } from './sequence';
+
+const log = debug('zk-recipes:locks:semaphore');
+
+/** Curator's names: the internal mutex lives under `<path>/locks`, the leases under `<path>/leases`. */
+export const SEMAPHORE_LOCKS_PARENT = 'locks';
+export const SEMAPHORE_LEASES_PARENT = 'leases';
+/** The name in a lease node, after the protection prefix: `_c_<uuid>-lease-NNNNNNNNNN`. */
+export const SEMAPHORE_LEASE_NAME = 'lease-';
+
+/** Where a semaphore's limit comes from: a fixed number, or a SharedCount that can change it for everyone. */
+export type SemaphoreLimit = { maxLeases: number; count?: undefined } | { count: SharedCount; maxLeases?: undefined };
+
+/** Options of an InterProcessSemaphoreV2: the limit, and optionally the data of our lease nodes. */
+export type SemaphoreOptions = SemaphoreLimit & {
+  /** Data of our lease nodes (Curator's setNodeData); the client's default data (the local IP) when omitted. */
+  data?: Buffer | string;
+};
+
+export interface SemaphoreAcquireOptions extends AcquireOptions {
+  /** How many leases to acquire, all or none. Default 1. */
+  qty?: number;
+}
+
+type Attempt = Lease[] | 'timeout' | 'vanished';
+type Slot = 'held' | 'timeout' | 'vanished';
+
+/**
+ * A counting semaphore across processes, wire-compatible with Curator's InterProcessSemaphoreV2:
+ * at most `maxLeases` leases are held at a time among all processes (Java services using Curator
+ * included) that use the same path and the same limit.
+ *
+ * Layout: `<path>/locks/` holds an InterProcessMutex (`_c_<uuid>-lock-NNNNNNNNNN`) that acquirers
+ * queue on; `<path>/leases/` holds one protected EPHEMERAL_SEQUENTIAL node per lease or would-be
+ * lease, `_c_<uuid>-lease-NNNNNNNNNN`. An acquirer takes the mutex, creates its lease node and lists
+ * `leases/`: with at most `maxLeases` children it holds; otherwise it waits for a change there
+ * (a lease returned, or a higher limit) while still holding the mutex, so later acquirers queue
+ * behind it in FIFO order. It releases the mutex once it holds. Every child of `leases/` takes a
+ * slot, as in Curator.
+ *
+ * - **Guarantee.** Leases held never exceed `maxLeases`: a lease is held only after a listing that
+ *   shows at most `maxLeases` nodes, its own included, and a node created later is listed with all
+ *   those still alive.
+ * - **qty > 1.** All `qty` leases are taken under one hold of the internal mutex, all or none.
+ *   (Curator releases and re-takes the mutex between the leases of one call, so two callers can each
+ *   end up holding part of what they need and wait for each other until they time out; here only
+ *   the mutex holder can hold part, and it waits for whole holders, so with qty <= maxLeases the
+ *   wait ends. A Curator peer on the same path still takes its leases one by one.)
+ * - **Failure.** On timeout, abort or error every lease node the call created is deleted
+ *   (guaranteed: retried in the background while the connection is down) and the mutex released.
+ * - **SUSPENDED / LOST.** A waiting acquire keeps waiting through SUSPENDED (its reads wait for the
+ *   connection under the client's connection timeout and retry policy). When the session is LOST
+ *   its nodes go with it: the acquire starts again with new nodes, under the client's retry policy
+ *   and within its own timeout, as Curator's does. A held lease's `signal` aborts with a
+ *   LockLostError when the session is LOST, when the connection is SUSPENDED under the client's
+ *   'standard' error policy, or when the lease node is deleted or belongs to another session.
+ * - **Fencing token.** A lease's `fencingToken` is the czxid of its lease node: unique, and larger
+ *   for leases created later. With maxLeases 1 that is the order of the holders; with more, holders
+ *   overlap and the token only tells them apart.
+ *
+ * @example
+ * ```ts
+ * const semaphore = new InterProcessSemaphoreV2(client, '/semaphores/exports', { maxLeases: 3 });
+ * const [lease] = await semaphore.acquire({ timeoutMs: 10_000 });
+ * try {
+ *   await runExport({ signal: lease.signal });
+ * } finally {
+ *   await lease.release();
+ * }
+ * ```
+ */
+export class InterProcessSemaphoreV2 {
+  readonly path: string;
+  /** `<path>/locks`, where acquirers queue. */
+  readonly locksPath: string;
+  /** `<path>/leases`, one node per lease. */
+  readonly leasesPath: string;
+  private readonly fixedMaxLeases: number;
+  private readonly count: SharedCount | undefined;
+  private readonly data: Buffer | string | undefined;
+
+  constructor(
+    readonly client: ZkClient,
+    path: string,
+    options: SemaphoreOptions,
+  ) {
+    this.path = validatePath(path);
+    if (this.path === '/') throw new InvalidArgumentError('a semaphore path cannot be the root', { path });
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be { maxLeases } or { count }');
+    if (options.count !== undefined) {
+      if (options.maxLeases !== undefined) throw new InvalidArgumentError('give maxLeases or count, not both');
+      if (typeof options.count.getCount !== 'function' || typeof options.count.on !== 'function') {
+        throw new InvalidArgumentError('count must be a SharedCount');
+      }
+      this.count = options.count;
+      this.fixedMaxLeases = 0;
+    } else {
+      this.fixedMaxLeases = validatePositiveInt(options.maxLeases, 'maxLeases');
+    }
+    this.data = options.data;
+    this.locksPath = joinPath(this.path, SEMAPHORE_LOCKS_PARENT);
+    this.leasesPath = joinPath(this.path, SEMAPHORE_LEASES_PARENT);
+  }
+
+  /** The limit now: the fixed one, or the SharedCount's current count. */
+  get maxLeases(): number {
+    return this.count ? this.count.getCount() : this.fixedMaxLeases;
+  }
+
+  /**
+   * Acquires `qty` leases (default 1), waiting as long as `timeoutMs` allows. Resolves to the
+   * leases; rejects with LockTimeoutError when the time runs out, or with `signal.reason` on abort,
+   * with none of the call's nodes left behind.
+   */
+  acquire(options: SemaphoreAcquireOptions = {}): Promise<Lease[]> {
+    const qty = validatePositiveInt(options.qty ?? 1, 'qty');
+    const timeoutMs = validateTimeout(options.timeoutMs, 'timeoutMs');
+    const signal = validateSignal(options.signal);
+    return this.acquireIn(qty, timeoutMs, signal).then((leases) => {
+      if (leases) return leases;
+      throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    });
+  }
+
+  /** Acquires `qty` leases (default 1) only if that needs no waiting: resolves undefined otherwise. */
+  tryAcquire(options: { qty?: number } = {}): Promise<Lease[] | undefined> {
+    const qty = validatePositiveInt(options.qty ?? 1, 'qty');
+    return this.acquireIn(qty, 0, undefined);
+  }
+
+  /** Returns a lease (Curator's returnLease): the same as `lease.release()`. */
+  returnLease(lease: Lease): Promise<void> {
+    return lease.release();
+  }
+
+  /** Returns every lease given. */
+  async returnAll(leases: Iterable<Lease>): Promise<void> {
+    await Promise.all([...leases].map((lease) => lease.release()));
+  }
+
+  /**
+   * The nodes under `leases/` as full paths: lease nodes in creation order, then any others (they
+   * take a slot too): the holders, and the one acquirer waiting for a slot. (Curator returns the
+   * bare names, unsorted; full sorted paths match InterProcessMutex.getParticipantNodes here.)
+   */
+  async getParticipantNodes(): Promise<string[]> {
+    let children: string[];
+    try {
+      children = await this.client.getChildren(this.leasesPath);
+    } catch (err) {
+      if (isZkError(err, 'NONODE')) return [];
+      throw err;
+    }
+    const leases = sortLockNodes(children, [SEMAPHORE_LEASE_NAME]);
+    const named = new Set(leases);
+    const others = children.filter((c) => !named.has(c)).sort();
+    return [...leases, ...others].map((c) => joinPath(this.leasesPath, c));
+  }
+
+  private acquireIn(qty: number, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
+    // The internal mutex keeps its re-entrancy state in the async context it is acquired in
+    // (AsyncLocalStorage.enterWith): an async resource of our own keeps that out of the caller's context.
+    return new AsyncResource('zk-recipes:semaphore').runInAsyncScope(() => this.acquireLoop(qty, timeoutMs, signal));
+  }
+
+  private async acquireLoop(qty: number, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
+    const startedAt = Date.now();
+    const deadline = timeoutMs === undefined ? Infinity : startedAt + timeoutMs;
+    for (let retries = 0; ; retries++) {
+      if (signal?.aborted) throw abortReason(signal);
+      const outcome = await this.attempt(qty, deadline, signal);
+      if (outcome === 'timeout') return undefined;
+      if (outcome !== 'vanished') return outcome;
+      // Our node is gone: our session ended under us. Curator asks the retry policy, then starts over.
+      const lost = new ZkError('SESSIONEXPIRED', `a lease node under ${this.leasesPath} vanished with its session`, { path: this.leasesPath });
+      const delayMs = this.client.options.retryPolicy.allowRetry(retries, Date.now() - startedAt, lost);
+      if (delayMs === false) {
+        throw new ZkError('NONODE', `our lease node under ${this.leasesPath} was not found: possible session loss`, { path: this.leasesPath, cause: lost });
+      }
+      log('%s: lease node vanished (session 0x%s); trying again in %d ms', this.path, this.client.sessionId.toString(16), delayMs);
+      if (Date.now() + delayMs >= deadline) return undefined;
+      await sleep(delayMs, signal);
+    }
+  }
+
+  /** One go: take the internal mutex, then `qty` slots; on every way out but success, undo it all. */
+  private async attempt(qty: number, deadline: number, signal: AbortSignal | undefined): Promise<Attempt> {
+    // A mutex object per attempt: InterProcessMutex is re-entrant per async context, and two
+    // acquires of this semaphore must queue behind each other even when they share one.
+    const mutex = new InterProcessMutex(this.client, this.locksPath);
+    let lock: Lease;
+    try {
+      lock = await mutex.acquire({ timeoutMs: remaining(deadline), signal });
+    } catch (err) {
+      if (err instanceof LockTimeoutError) return 'timeout';
+      throw err;
+    }
+    const nodes: string[] = [];
+    let leases: Lease[] | undefined;
+    try {
+      for (let i = 0; i < qty; i++) {
+        const slot = await this.takeSlot(nodes, deadline, signal);
+        if (slot !== 'held') return slot;
+      }
+      // One round trip for all: the czxid is the fencing token, the owner the session to watch.
+      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { signal })));
+      const session = this.client.sessionId;
+      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session)) return 'vanished';
+      leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat));
+      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), session.toString(16));
+      return leases;
+    } finally {
+      if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node)));
+      await lock.release();
+    }
+  }
+
+  /** Creates a lease node (recorded in `nodes` at once) and waits until it holds a slot. */
+  private async takeSlot(nodes: string[], deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
+    const created = await this.client.createAndListParent(joinPath(this.leasesPath, SEMAPHORE_LEASE_NAME), {
+      mode: 'EPHEMERAL_SEQUENTIAL',
+      protected: true,
+      createParents: 'container',
+      data: this.data,
+      signal,
+    });
+    nodes.push(created.path);
+    const ours = nodeName(created.path);
+    // The listing came in the same round trip as the create: a free slot costs no further read.
+    let children = created.children;
+    for (;;) {
+      if (!children.includes(ours)) return 'vanished';
+      if (children.length <= this.maxLeases) return 'held';
+      if (Date.now() >= deadline) return 'timeout';
+      const woke = deferred<void>();
+      const stopCount = this.count?.on('changed', () => woke.resolve());
+      try {
+        try {
+          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), signal });
+        } catch (err) {
+          // The parent can only go once our node has gone with it.
+          if (isZkError(err, 'NONODE')) return 'vanished';
+          throw err;
+        }
+        if (!children.includes(ours) || children.length <= this.maxLeases) continue;
+        log('%s: %s waits for a slot (%d nodes, max %d)', this.path, ours, children.length, this.maxLeases);
+        if ((await wake(woke.promise, deadline, signal)) === 'timeout') return 'timeout';
+        // Woken: go round and list again, with a new watch.
+      } finally {
+        stopCount?.();
+      }
+    }
+  }
+
+  private makeLease(node: string, stat: Stat): Lease {
+    const monitor = new LockMonitor(this.client, node, stat.ephemeralOwner);
+    return new SimpleLease(
+      node,
+      stat.czxid,
+      () => monitor.signal,
+      async () => {
+        monitor.stop();
+        log('%s: returned %s', this.path, node);
+        await this.deleteNode(node);
+      },
+    );
+  }
+
+  /** Deletes one of our nodes, guaranteed: a connection problem leaves the delete to the background. */
+  private async deleteNode(node: string): Promise<void> {
+    try {
+      await this.client.delete(node, { guaranteed: true, quietly: true });
+    } catch (err) {
+      log('%s: deleting %s failed, left to the background: %s', this.path, node, String(err));
+    }
+  }
+}
+
+/** Time left until `deadline`; undefined for no deadline. */
+function remaining(deadline: number): number | undefined {
+  return Number.isFinite(deadline) ? Math.max(0, deadline - Date.now()) : undefined;
+}
+
+/** Waits for `woken`, the deadline or an abort (which rejects with the signal's reason). */
+function wake(woken: Promise<void>, deadline: number, signal: AbortSignal | undefined): Promise<'woken' | 'timeout'> {
+  return new Promise((resolve, reject) => {
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    const onAbort = () => finish(() => reject(abortReason(signal as AbortSignal)));
+    const timer = Number.isFinite(deadline) ? setTimeout(() => finish(() => resolve('timeout')), Math.max(0, deadline - Date.now())) : undefined;
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void woken.then(() => finish(() => resolve('woken')));
+  });
+}

@@ -1,0 +1,1 @@
+export { SharedCount, encodeCount, decodeCount, type VersionedCount, type SharedCountListener } from './SharedCount';
