@@ -4,7 +4,7 @@ import type { Config } from 'jest';
 // the testing harness. The machine has 2 cores and every integration file starts its own JVMs,
 // so workers stay few.
 const tsJest: Config['transform'] = {
-  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
 };
 
 const config: Config = {
