@@ -68,6 +68,21 @@ describe('ZkClient retries', () => {
     ]);
   });
 
+  it('a request sent into a connection that was just reset reports SUSPENDED at once instead of hanging', async () => {
+    // The C client finds the reset while sending, inside the call; the binding would look at it
+    // again only a third of the session timeout later.
+    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 60_000, connectionTimeoutMs: 200 });
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    proxy.cut();
+    const started = Date.now();
+    const op = client.getData('/');
+    await states.waitFor('SUSPENDED', mark, timing(5_000));
+    await expect(op).rejects.toMatchObject({ code: 'CONNECTIONLOSS' });
+    // Well under the 20 s a hang until the binding's next look would take.
+    expect(Date.now() - started).toBeLessThan(timing(15_000));
+  });
+
   it('a guaranteed delete that fails on a partition is finished in the background after the heal', async () => {
     const root = randomRoot();
     const observer = await clients.connect({ connectString: server.connectString });

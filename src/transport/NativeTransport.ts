@@ -47,6 +47,7 @@ const WATCH_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
 });
 
 const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
+const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
 
 /**
  * The C client writes its own log to stderr. It is silent by default (zk-recipes logs through
@@ -105,6 +106,10 @@ export class NativeTransport implements Transport {
   private readonly events = new EventEmitter();
   private closed = false;
   private idHex = '0';
+  /** Whether the last connection event said connected. */
+  private live = false;
+  /** Rejecters of the calls waiting for a reply, so a dropped connection can fail them at once. */
+  private readonly pending = new Set<(err: ZkError) => void>();
 
   constructor(options: TransportOptions) {
     const wrapper = new (ZooKeeperBinding as any)({});
@@ -161,9 +166,12 @@ export class NativeTransport implements Transport {
     switch (event) {
       case 'connect':
         this.idHex = this.native.client_id;
+        this.live = true;
         this.events.emit('connected');
         return;
       case 'connecting':
+        if (!this.live) return;
+        this.live = false;
         this.events.emit('connecting');
         return;
       case 'close': {
@@ -185,22 +193,45 @@ export class NativeTransport implements Transport {
    * when the handle is closed or the arguments are bad; that is turned into a rejection too.
    */
   private call<T>(path: string, start: (done: (rc: number, ...rest: any[]) => void) => number, map: (...rest: any[]) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+    const result = new Promise<T>((resolve, reject) => {
+      const fail = (err: ZkError) => {
+        this.pending.delete(fail);
+        reject(err);
+      };
+      this.pending.add(fail);
       let rc: number;
       try {
         rc = start((code: number, _message: string, ...rest: any[]) => {
+          this.pending.delete(fail);
           if (code === 0) resolve(map(...rest));
           else reject(ZkError.fromReturnCode(code, path));
         });
       } catch (err) {
-        reject(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
+        fail(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
         return;
       }
       if (rc !== 0) {
         // A closed handle reports ZINVALIDSTATE; the session is gone from this handle's view.
-        reject(ZkError.fromReturnCode(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, path));
+        fail(ZkError.fromReturnCode(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, path));
       }
     });
+    if (this.live && this.native.state !== CONNECTED_STATE) this.onDroppedDuringCall(path);
+    return result;
+  }
+
+  /**
+   * The C client sends a request from inside the call; when the socket has just been reset, it
+   * finds out there and drops the connection, but the binding only looks at the client again from
+   * its own I/O and timer callbacks, up to a third of the session timeout later. Meanwhile nothing
+   * would be reported and every call would hang. So the drop is reported now, and the calls that
+   * wait for replies fail with CONNECTIONLOSS, which the retry loop handles. The C client itself
+   * reconnects when the binding next looks at it.
+   */
+  private onDroppedDuringCall(path: string): void {
+    log('connection of session 0x%s dropped while sending to %s', this.idHex, path);
+    this.live = false;
+    for (const fail of [...this.pending]) fail(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
+    this.events.emit('connecting');
   }
 
   private nativeWatcher(watcher: Watcher): (type: number, state: number, path: string) => void {

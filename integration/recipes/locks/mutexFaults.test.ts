@@ -59,9 +59,13 @@ describe('InterProcessMutex under faults', () => {
 
   it('under the standard policy the signal aborts on SUSPENDED, before anyone else can hold the lock', async () => {
     await using proxy = await FaultProxy.start(server.connectString);
-    const holderClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 2_000 });
+    // The guarantee needs the client to notice the silence (after 2/3 of the session timeout)
+    // before the server expires the session: 4 s leaves a margin even on a loaded machine.
+    const holderClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
     const waiterClient = await clients.connect({ connectString: server.connectString });
     const lease = await new InterProcessMutex(holderClient, path).acquire();
+    let lostAt = 0;
+    lease.signal.addEventListener('abort', () => (lostAt = Date.now()));
     const lost = aborted(lease.signal);
     let acquiredAt = 0;
     const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) }).then((l) => {
@@ -72,7 +76,6 @@ describe('InterProcessMutex under faults', () => {
 
     proxy.blackhole();
     const reason = (await lost) as LockLostError;
-    const lostAt = Date.now();
     expect(reason.reason).toBe('SUSPENDED');
     // The waiter gets the lock only once the server expires the partitioned session.
     const nextLease = await next;
@@ -112,17 +115,20 @@ describe('InterProcessMutex under faults', () => {
     expect(order).toEqual(['b', 'c']);
   });
 
-  it('a partition during acquire: the timed-out node is deleted once the partition heals', async () => {
+  it('a partition during acquire: the abandoned node is deleted once the partition heals', async () => {
     await using proxy = await FaultProxy.start(server.connectString);
     const holder = await clients.connect({ connectString: server.connectString });
     const partitioned = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: 300 });
     const lease = await new InterProcessMutex(holder, path).acquire();
-    const pending = new InterProcessMutex(partitioned, path).acquire({ timeoutMs: timing(1_500) });
+    // Abort rather than time out, so the attempt gives up only once the partition is in place.
+    const giveUp = new AbortController();
+    const pending = new InterProcessMutex(partitioned, path).acquire({ signal: giveUp.signal });
     await eventually('the partitioned waiter queued', async () => (await children(holder, path)).length === 2);
     const [, waiterNode] = (await children(holder, path)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
     const gone = await watchNode(holder, `${path}/${waiterNode}`);
 
     proxy.cut();
+    giveUp.abort(new LockTimeoutError('gave up during the partition'));
     await expect(pending).rejects.toBeInstanceOf(LockTimeoutError);
     // The session lives on (30 s), so only the client's own delete can remove the node.
     expect(await children(holder, path)).toHaveLength(2);
