@@ -18,3 +18,21 @@ export function nowMs(): number {
 export function fmt(n: number, digits = 1): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }
+
+/** Percentile of unsorted values. */
+export function pct(values: readonly number[], p: number): number {
+  return percentile([...values].sort((a, b) => a - b), p);
+}
+
+/** `a / b`, NaN when either is missing or b is 0. */
+export function ratio(a: number | undefined, b: number | undefined): number {
+  if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return Number.NaN;
+  return a / b;
+}
+
+/** Rotates a list by `by` places, so no library always runs first. */
+export function rotate<T>(list: readonly T[], by: number): T[] {
+  if (list.length === 0) return [];
+  const k = ((by % list.length) + list.length) % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}

@@ -1,0 +1,457 @@
+package zkrecipes.bench;
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * The Curator side of zk-recipes' lock benchmarks (bench only; the interop peer is interop/curator).
+ *
+ * <p>Everything runs in this one JVM: the orchestrator (bench/peers/remote.ts) sends one command at a
+ * time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: {@code open
+ * {connect, sessions, sessionTimeoutMs}} opens that many CuratorFrameworks (one ZooKeeper session
+ * each); {@code close}; {@code uncontended {path, iterations}}; {@code contended {path, durationMs}}
+ * (one thread per open session); {@code handoff.queue {path, waiters}} then {@code handoff.run}; {@code
+ * exit}. Every contender has its own InterProcessMutex on its own thread, as Curator's locks belong to
+ * threads.
+ *
+ * <p>Overlap check: a holder increments a shared AtomicInteger right after acquire() returns and
+ * decrements it right before release(); the span between is its critical section. Any two overlapping
+ * critical sections make the later increment see 2, so the count of such increments is exact. The
+ * sections' timestamps (System.nanoTime, one clock for every thread) are returned too, for the
+ * orchestrator's own check.
+ */
+public final class CuratorBench {
+    private static final Writer OUT = new OutputStreamWriter(new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8);
+    private static final long BASE = System.nanoTime();
+
+    private final List<CuratorFramework> clients = new ArrayList<>();
+    private final Map<String, InterProcessMutex> uncontendedMutexes = new LinkedHashMap<>();
+    private Handoff handoff;
+
+    public static void main(String[] args) throws Exception {
+        // Only protocol lines may reach stdout.
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, "UTF-8"));
+        CuratorBench bench = new CuratorBench();
+        Json versions = new Json()
+                .put("curator", mavenVersion("org.apache.curator", "curator-recipes"))
+                .put("zookeeperClient", org.apache.zookeeper.Version.getFullVersion())
+                .put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+        emit(new Json().put("event", "ready").putRaw("versions", versions.toString()));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) continue;
+            Map<String, Object> request = Json.parse(line);
+            Object id = request.get("id");
+            Json reply = new Json().put("id", id).put("ok", true);
+            try {
+                String cmd = String.valueOf(request.get("cmd"));
+                if (cmd.equals("exit")) {
+                    bench.closeSessions();
+                    emit(reply);
+                    System.exit(0);
+                }
+                bench.handle(cmd, request, reply);
+            } catch (Throwable e) {
+                reply = new Json().put("id", id).put("ok", false).put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+            emit(reply);
+        }
+        bench.closeSessions();
+        System.exit(0);
+    }
+
+    private void handle(String cmd, Map<String, Object> a, Json reply) throws Exception {
+        switch (cmd) {
+            case "open":
+                open(str(a, "connect"), (int) num(a, "sessions"), (int) num(a, "sessionTimeoutMs"));
+                return;
+            case "close":
+                closeSessions();
+                handoff = null;
+                return;
+            case "uncontended":
+                uncontended(str(a, "path"), (int) num(a, "iterations"), reply);
+                return;
+            case "contended":
+                contended(str(a, "path"), num(a, "durationMs"), reply);
+                return;
+            case "handoff.queue":
+                if (handoff != null) throw new IllegalStateException("a hand-off is already queued");
+                handoff = new Handoff(str(a, "path"), (int) num(a, "waiters"));
+                handoff.queue();
+                return;
+            case "handoff.run":
+                if (handoff == null) throw new IllegalStateException("no hand-off is queued");
+                try {
+                    handoff.run(reply);
+                } finally {
+                    handoff = null;
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // ------------------------------------------------------------------ sessions
+
+    private void open(String connect, int sessions, int sessionTimeoutMs) throws Exception {
+        closeSessions();
+        for (int i = 0; i < sessions; i++) {
+            CuratorFramework client = CuratorFrameworkFactory.builder()
+                    .connectString(connect)
+                    .sessionTimeoutMs(sessionTimeoutMs)
+                    .connectionTimeoutMs(15_000)
+                    .retryPolicy(new ExponentialBackoffRetry(1_000, 3))
+                    .build();
+            clients.add(client);
+            client.start();
+        }
+        for (CuratorFramework client : clients) {
+            if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("could not connect to " + connect);
+        }
+    }
+
+    private void closeSessions() {
+        for (CuratorFramework client : clients) client.close();
+        clients.clear();
+        uncontendedMutexes.clear();
+    }
+
+    private CuratorFramework session(int i) {
+        if (clients.isEmpty()) throw new IllegalStateException("no sessions are open");
+        return clients.get(i % clients.size());
+    }
+
+    // ------------------------------------------------------------------ scenarios
+
+    /** Acquire and release on session 0, one after another: the latency of each pair, in µs. */
+    private void uncontended(String path, int iterations, Json reply) throws Exception {
+        InterProcessMutex mutex = uncontendedMutexes.computeIfAbsent(path, p -> new InterProcessMutex(session(0), p));
+        double[] micros = new double[iterations];
+        for (int i = 0; i < iterations; i++) {
+            long t0 = System.nanoTime();
+            mutex.acquire();
+            mutex.release();
+            micros[i] = (System.nanoTime() - t0) / 1_000.0;
+        }
+        reply.putRaw("latUs", Json.array(micros, micros.length));
+    }
+
+    /** One thread per session, each looping acquire/release on its own mutex until the deadline. */
+    private void contended(String path, double durationMs, Json reply) throws Exception {
+        int n = clients.size();
+        if (n == 0) throw new IllegalStateException("no sessions are open");
+        AtomicInteger holders = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CyclicBarrier start = new CyclicBarrier(n + 1);
+        int[] counts = new int[n];
+        List<double[]> holds = new ArrayList<>();
+        int[] holdLengths = new int[n];
+        Thread[] threads = new Thread[n];
+        long[] deadline = new long[1];
+        for (int i = 0; i < n; i++) {
+            final int k = i;
+            double[] mine = new double[1024];
+            holds.add(mine);
+            threads[i] = new Thread(() -> {
+                double[] h = mine;
+                int len = 0;
+                try {
+                    InterProcessMutex mutex = new InterProcessMutex(session(k), path);
+                    start.await();
+                    while (System.nanoTime() < deadline[0]) {
+                        mutex.acquire();
+                        if (holders.incrementAndGet() != 1) violations.incrementAndGet();
+                        double t0 = micros();
+                        double t1 = micros();
+                        holders.decrementAndGet();
+                        mutex.release();
+                        if (len + 2 > h.length) h = java.util.Arrays.copyOf(h, h.length * 2);
+                        h[len++] = t0;
+                        h[len++] = t1;
+                        counts[k]++;
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+                holds.set(k, h);
+                holdLengths[k] = len;
+            }, "contender-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        deadline[0] = System.nanoTime() + (long) (durationMs * 1e6);
+        long t0 = System.nanoTime();
+        start.await();
+        for (Thread t : threads) t.join();
+        double elapsedMs = (System.nanoTime() - t0) / 1e6;
+        if (failure.get() != null) throw new RuntimeException("a contender failed", failure.get());
+        StringBuilder all = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            double[] h = holds.get(i);
+            for (int j = 0; j < holdLengths[i]; j++) {
+                if (all.length() > 1) all.append(',');
+                all.append(Json.number(h[j]));
+            }
+        }
+        all.append(']');
+        StringBuilder c = new StringBuilder("[");
+        for (int i = 0; i < n; i++) c.append(i == 0 ? "" : ",").append(counts[i]);
+        c.append(']');
+        reply.putRaw("counts", c.toString()).put("elapsedMs", elapsedMs).put("violations", violations.get()).putRaw("holds", all.toString());
+    }
+
+    private static double micros() {
+        return (System.nanoTime() - BASE) / 1_000.0;
+    }
+
+    /**
+     * One holder (session 0) and `waiters` waiting threads spread round-robin over the sessions,
+     * each with its own InterProcessMutex. queue() returns once the holder holds and every waiter
+     * thread has been started (the orchestrator then waits for their watches on the server); run()
+     * releases the holder and waits until every waiter has held and released the lock.
+     */
+    private final class Handoff {
+        final String path;
+        final int waiters;
+        final double[] acquired;
+        final double[] released;
+        final AtomicInteger holders = new AtomicInteger();
+        final AtomicInteger violations = new AtomicInteger();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch go = new CountDownLatch(1);
+        final List<Thread> threads = new ArrayList<>();
+
+        Handoff(String path, int waiters) {
+            this.path = path;
+            this.waiters = waiters;
+            this.acquired = new double[waiters + 1];
+            this.released = new double[waiters + 1];
+        }
+
+        void queue() throws Exception {
+            Thread holder = new Thread(() -> hold(0, true), "holder");
+            holder.setDaemon(true);
+            threads.add(holder);
+            holder.start();
+            held.await();
+            if (failure.get() != null) throw new RuntimeException("the holder failed", failure.get());
+            for (int i = 1; i <= waiters; i++) {
+                final int k = i;
+                Thread t = new Thread(() -> hold(k, false), "waiter-" + i);
+                t.setDaemon(true);
+                threads.add(t);
+                t.start();
+            }
+        }
+
+        private void hold(int k, boolean isHolder) {
+            try {
+                InterProcessMutex mutex = new InterProcessMutex(session(isHolder ? 0 : k - 1), path);
+                mutex.acquire();
+                if (holders.incrementAndGet() != 1) violations.incrementAndGet();
+                acquired[k] = micros();
+                if (isHolder) {
+                    held.countDown();
+                    go.await();
+                }
+                released[k] = micros();
+                holders.decrementAndGet();
+                mutex.release();
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+                held.countDown();
+            }
+        }
+
+        void run(Json reply) throws Exception {
+            go.countDown();
+            for (Thread t : threads) t.join();
+            if (failure.get() != null) throw new RuntimeException("a waiter failed", failure.get());
+            reply.putRaw("acquiredUs", Json.array(acquired, acquired.length))
+                    .putRaw("releasedUs", Json.array(released, released.length))
+                    .put("violations", violations.get());
+        }
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    private static String mavenVersion(String group, String artifact) {
+        String resource = "META-INF/maven/" + group + "/" + artifact + "/pom.properties";
+        try (InputStream in = CuratorBench.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) return "unknown";
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (Exception e) {
+            return "unknown";
+        }
+    }
+
+    private static String str(Map<String, Object> a, String key) {
+        Object v = a.get(key);
+        if (!(v instanceof String)) throw new IllegalArgumentException(key + " must be a string");
+        return (String) v;
+    }
+
+    private static double num(Map<String, Object> a, String key) {
+        Object v = a.get(key);
+        if (!(v instanceof Double)) throw new IllegalArgumentException(key + " must be a number");
+        return (Double) v;
+    }
+
+    private static void emit(Json line) {
+        synchronized (OUT) {
+            try {
+                OUT.write(line.toString());
+                OUT.write('\n');
+                OUT.flush();
+            } catch (Exception e) {
+                // stdout closed: the orchestrator is gone; stdin's end will stop us
+            }
+        }
+    }
+
+    /** A JSON object under construction, and a reader of flat JSON objects (strings, numbers, booleans, null). */
+    static final class Json {
+        private final StringBuilder sb = new StringBuilder("{");
+
+        Json put(String key, Object value) {
+            String v;
+            if (value == null) v = "null";
+            else if (value instanceof Boolean) v = value.toString();
+            else if (value instanceof Number) v = number(((Number) value).doubleValue());
+            else v = quote(value.toString());
+            return putRaw(key, v);
+        }
+
+        Json putRaw(String key, String json) {
+            if (sb.length() > 1) sb.append(',');
+            sb.append(quote(key)).append(':').append(json);
+            return this;
+        }
+
+        @Override
+        public String toString() {
+            return sb + "}";
+        }
+
+        static String number(double d) {
+            if (d == Math.rint(d) && Math.abs(d) < 1e15) return Long.toString((long) d);
+            return String.format(java.util.Locale.ROOT, "%.3f", d);
+        }
+
+        static String array(double[] values, int length) {
+            StringBuilder b = new StringBuilder("[");
+            for (int i = 0; i < length; i++) b.append(i == 0 ? "" : ",").append(number(values[i]));
+            return b.append(']').toString();
+        }
+
+        static String quote(String s) {
+            StringBuilder b = new StringBuilder("\"");
+            for (char c : s.toCharArray()) {
+                if (c == '"' || c == '\\') b.append('\\').append(c);
+                else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+                else b.append(c);
+            }
+            return b.append('"').toString();
+        }
+
+        static Map<String, Object> parse(String text) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            int[] at = {skip(text, 0)};
+            expect(text, at, '{');
+            at[0] = skip(text, at[0]);
+            if (text.charAt(at[0]) == '}') return out;
+            while (true) {
+                at[0] = skip(text, at[0]);
+                String key = readString(text, at);
+                at[0] = skip(text, at[0]);
+                expect(text, at, ':');
+                at[0] = skip(text, at[0]);
+                out.put(key, readValue(text, at));
+                at[0] = skip(text, at[0]);
+                char c = text.charAt(at[0]++);
+                if (c == '}') return out;
+                if (c != ',') throw new IllegalArgumentException("bad JSON at " + (at[0] - 1) + ": " + text);
+            }
+        }
+
+        private static Object readValue(String t, int[] at) {
+            char c = t.charAt(at[0]);
+            if (c == '"') return readString(t, at);
+            for (String word : new String[] {"true", "false", "null"}) {
+                if (t.startsWith(word, at[0])) {
+                    at[0] += word.length();
+                    return word.equals("null") ? null : Boolean.valueOf(word);
+                }
+            }
+            int start = at[0];
+            while (at[0] < t.length() && "+-0123456789.eE".indexOf(t.charAt(at[0])) >= 0) at[0]++;
+            if (start == at[0]) throw new IllegalArgumentException("bad JSON value at " + start + ": " + t);
+            return Double.valueOf(t.substring(start, at[0]));
+        }
+
+        private static String readString(String t, int[] at) {
+            expect(t, at, '"');
+            StringBuilder b = new StringBuilder();
+            while (true) {
+                char c = t.charAt(at[0]++);
+                if (c == '"') return b.toString();
+                if (c != '\\') {
+                    b.append(c);
+                    continue;
+                }
+                char e = t.charAt(at[0]++);
+                switch (e) {
+                    case 'n': b.append('\n'); break;
+                    case 't': b.append('\t'); break;
+                    case 'r': b.append('\r'); break;
+                    case 'b': b.append('\b'); break;
+                    case 'f': b.append('\f'); break;
+                    case 'u':
+                        b.append((char) Integer.parseInt(t.substring(at[0], at[0] + 4), 16));
+                        at[0] += 4;
+                        break;
+                    default: b.append(e);
+                }
+            }
+        }
+
+        private static void expect(String t, int[] at, char c) {
+            if (at[0] >= t.length() || t.charAt(at[0]) != c) throw new IllegalArgumentException("expected '" + c + "' at " + at[0] + ": " + t);
+            at[0]++;
+        }
+
+        private static int skip(String t, int i) {
+            while (i < t.length() && Character.isWhitespace(t.charAt(i))) i++;
+            return i;
+        }
+    }
+}

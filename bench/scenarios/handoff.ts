@@ -1,0 +1,210 @@
+/**
+ * `handoff`: W waiters (--waiters, default 100 and 1000) queued on one mutex, spread over a few
+ * sessions (--handoff-sessions, default 4), behind a holder; then the holder releases and the lock
+ * passes down the whole queue, each waiter releasing as soon as it holds.
+ *
+ * - Hand-off latency: sorted by the time each holder's acquire returned, the time from holder k
+ *   starting to release to holder k+1's acquire returning (one process clock per library: all its
+ *   waiters live in one process). W hand-offs per run.
+ * - Packets per hand-off: the server's packets (received + sent, `mntr`) from just before the first
+ *   release to the last waiter's release, divided by W. Before that window opens, every waiter has
+ *   its watch on the server (zk_watch_count has grown by W; for the naive lock, whose waiters share
+ *   one watch per session, every waiter's exists has returned) and the server has gone quiet.
+ * - The NAIVE lock (bench only) shows the herd: every release wakes every waiter.
+ * - Overlaps are checked as in `contended` (a counter in the holder process, and the timestamps).
+ */
+import { NaiveLock } from '../peers/naive';
+import type { HandoffRun, LockPeer, PeerId } from '../peers/types';
+import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
+import { median, pct, ratio, rotate } from '../stats';
+import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
+
+/** How flat "flat" is: the largest queue's p50 within this factor of the smallest's. */
+const FLAT_FACTOR = 1.25;
+
+interface Contender {
+  key: PeerId | 'naive';
+  label: string;
+  open(sessions: number): Promise<void>;
+  close(): Promise<void>;
+  queue(path: string, waiters: number): Promise<void>;
+  /** Resolves once every waiter waits with its watch set. */
+  armed(baseWatches: number, waiters: number): Promise<void>;
+  run(): Promise<HandoffRun>;
+}
+
+interface RunFigures {
+  p50: number;
+  p99: number;
+  packets: number;
+  bytes: number;
+}
+
+/** Hand-off latencies, and the overlaps they reveal, from one run's timestamps. */
+export function handoffLatencies(run: HandoffRun): { latencies: number[]; overlaps: number } {
+  const order = run.acquiredUs.map((_, i) => i).sort((a, b) => run.acquiredUs[a] - run.acquiredUs[b]);
+  const latencies: number[] = [];
+  let overlaps = 0;
+  for (let j = 1; j < order.length; j++) {
+    const prev = order[j - 1];
+    const next = order[j];
+    const gap = run.acquiredUs[next] - run.releasedUs[prev];
+    if (gap < 0) overlaps++;
+    latencies.push(gap);
+  }
+  return { latencies, overlaps };
+}
+
+function remote(peer: LockPeer, ctx: BenchContext): Contender {
+  return {
+    key: peer.id,
+    label: peer.label,
+    open: (n) => peer.open(n),
+    close: () => peer.closeSessions(),
+    queue: async (path, w) => {
+      if (!peer.handoffQueue) throw new Error(`${peer.label} has no hand-off driver`);
+      await peer.handoffQueue(path, w);
+    },
+    armed: (base, w) => ctx.probe.waitForWatches(base + w, 120_000 + w * 200),
+    run: () => {
+      if (!peer.handoffRun) throw new Error(`${peer.label} has no hand-off driver`);
+      return peer.handoffRun();
+    },
+  };
+}
+
+async function run(ctx: BenchContext): Promise<ScenarioResult> {
+  const { quick } = ctx.options;
+  const sizes = ctx.options.waiters;
+  const sessions = ctx.options.handoffSessions;
+  const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
+  const failures: string[] = [];
+  const naive = new NaiveLock(ctx.connectString, ctx.sessionTimeoutMs);
+  const contenders: Contender[] = ctx.peers.filter((p) => p.usesZooKeeper && p.handoffQueue).map((p) => remote(p, ctx));
+  const naiveContender: Contender = {
+    key: 'naive',
+    label: naive.label,
+    open: (n) => naive.open(n),
+    close: () => naive.closeSessions(),
+    queue: (_path, w) => naive.handoffQueue(w),
+    armed: () => naive.handoffArmed(),
+    run: () => naive.handoffRun(),
+  };
+  const results = new Map<string, RunFigures[]>();
+  const failed = new Set<string>();
+
+  /** One run of `waiters` waiters; figures (when `measured`) and failures go to `size`'s row. */
+  const once = async (c: Contender, size: number, waiters: number, round: number, measured: boolean): Promise<void> => {
+    const key = `${size}/${c.key}`;
+    try {
+      await c.open(sessions);
+      const path = `${ctx.root}/handoff/${size}/${c.key}-${round}${measured ? '' : '-warmup'}`;
+      const base = await ctx.probe.watches();
+      await c.queue(path, waiters);
+      await c.armed(base, waiters);
+      if (!(await ctx.probe.waitQuiet(10_000))) ctx.log('warning: the server did not go quiet before this measurement');
+      const m = await ctx.probe.measure(() => c.run());
+      if (!measured) return;
+      const { latencies, overlaps } = handoffLatencies(m.value);
+      if (m.value.violations !== 0 || overlaps !== 0) {
+        failures.push(`handoff, ${c.label}, ${size} waiters: ${m.value.violations} overlap(s) counted by the holder process, ${overlaps} in the timestamps`);
+        failed.add(key);
+      }
+      if (latencies.length !== size) failures.push(`handoff, ${c.label}, ${size} waiters: ${latencies.length} hand-offs recorded`);
+      const list = results.get(key) ?? [];
+      list.push({ p50: pct(latencies, 50), p99: pct(latencies, 99), packets: m.packets / size, bytes: m.bytes / size });
+      results.set(key, list);
+    } catch (err) {
+      failed.add(key);
+      failures.push(`handoff, ${c.label}, ${size} waiters${measured ? '' : ' (warm-up)'}: ${String(err)}`);
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  };
+
+  for (const size of sizes) {
+    for (let round = 0; round < rounds; round++) {
+      // The naive lock is a reference for packets: once per size is enough (it is slow at 1000).
+      const here = round === 0 ? [...contenders, naiveContender] : contenders;
+      for (const c of rotate(here, round + size)) {
+        if (failed.has(`${size}/${c.key}`)) continue;
+        if (round === 0 && !quick && c.key !== 'naive') {
+          ctx.log(`handoff: ${c.label}, warm-up with ${Math.min(size, 100)} waiters`);
+          await once(c, size, Math.min(size, 100), round, false);
+        }
+        ctx.log(`handoff: ${c.label}, ${size} waiters over ${sessions} sessions, round ${round + 1}/${rounds}`);
+        await once(c, size, size, round, true);
+      }
+    }
+  }
+
+  const fig = (size: number, key: string, pick: (f: RunFigures) => number) => {
+    const list = results.get(`${size}/${key}`);
+    return list && list.length > 0 && !failed.has(`${size}/${key}`) ? median(list.map(pick)) : Number.NaN;
+  };
+  const rows: string[][] = [];
+  for (const size of sizes) {
+    for (const c of [...contenders, naiveContender]) {
+      const runs = results.get(`${size}/${c.key}`)?.length ?? 0;
+      rows.push([
+        String(size),
+        c.label + (failed.has(`${size}/${c.key}`) ? ' (failed)' : ''),
+        fmtNum(fig(size, c.key, (f) => f.p50)),
+        fmtNum(fig(size, c.key, (f) => f.p99)),
+        fmtNum(fig(size, c.key, (f) => f.packets)),
+        fmtNum(fig(size, c.key, (f) => f.bytes)),
+        String(runs),
+        c.key === 'zk-recipes'
+          ? '1.00×'
+          : `${fmtRatio(ratio(fig(size, 'zk-recipes', (f) => f.p50), fig(size, c.key, (f) => f.p50)))} / ${fmtRatio(ratio(fig(size, 'zk-recipes', (f) => f.packets), fig(size, c.key, (f) => f.packets)))}`,
+      ]);
+    }
+  }
+
+  const vs = (size: number, other: string, pick: (f: RunFigures) => number) => ratio(fig(size, 'zk-recipes', pick), fig(size, other, pick));
+  const p50 = (f: RunFigures) => f.p50;
+  const packets = (f: RunFigures) => f.packets;
+  const has = (id: string) => contenders.some((c) => c.key === id);
+  const goals: Goal[] = [];
+  for (const size of sizes) {
+    goals.push(
+      has('curator') ? judge(`hand-off latency p50 at ${size} waiters ≤ 0.5 × Curator`, vs(size, 'curator', p50), 0.5, 'lower') : notMeasured(`hand-off latency p50 at ${size} waiters ≤ 0.5 × Curator`, 'Curator skipped'),
+    );
+  }
+  const small = Math.min(...sizes);
+  const large = Math.max(...sizes);
+  const flatGoal =
+    small === large
+      ? `hand-off latency flat as the queue grows (zk-recipes p50 at the largest queue ≤ ${FLAT_FACTOR} × at the smallest)`
+      : `hand-off latency flat from ${small} to ${large} waiters (zk-recipes p50 at ${large} ≤ ${FLAT_FACTOR} × at ${small})`;
+  goals.push(sizes.length < 2 || small === large ? notMeasured(flatGoal, 'needs two queue sizes (--waiters 100,1000)') : judge(flatGoal, ratio(fig(large, 'zk-recipes', p50), fig(small, 'zk-recipes', p50)), FLAT_FACTOR, 'lower'));
+  for (const size of sizes) {
+    const text = `packets per hand-off at ${size} waiters ≤ Curator's`;
+    const mine = fig(size, 'zk-recipes', packets);
+    const theirs = fig(size, 'curator', packets);
+    goals.push(has('curator') ? judge(text, ratio(mine, theirs), 1, 'lower', `${fmtNum(mine)} vs ${fmtNum(theirs)} (${fmtRatio(ratio(mine, theirs))})`) : notMeasured(text, 'Curator skipped'));
+  }
+  const bars: RatioBar[] = sizes.flatMap((size): RatioBar[] => [
+    { metric: `hand-off p50, ${size} waiters`, versus: 'curator', ratio: vs(size, 'curator', p50), better: 'lower', goal: 0.5 },
+    { metric: `hand-off p50, ${size} waiters`, versus: 'kazoo', ratio: vs(size, 'kazoo', p50), better: 'lower' },
+    { metric: `packets/hand-off, ${size} waiters`, versus: 'curator', ratio: vs(size, 'curator', packets), better: 'lower', goal: 1 },
+    { metric: `packets/hand-off, ${size} waiters`, versus: 'kazoo', ratio: vs(size, 'kazoo', packets), better: 'lower' },
+  ]);
+  const ratioLines = sizes.map(
+    (size) =>
+      `${size} waiters: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
+  );
+
+  const markdown = [
+    '## 3. Hand-off: a queue of waiters',
+    '',
+    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter releases as soon as it holds. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.`,
+    '',
+    mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets'], rows, [2, 3, 4, 5, 6, 7]),
+    '',
+    `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
+  ].join('\n');
+  return { markdown, goals, bars, failures };
+}
+
+export const scenario: Scenario = { name: 'handoff', order: 3, title: 'Hand-off latency', run };

@@ -1,0 +1,79 @@
+/**
+ * A scenario is one file in bench/scenarios/ exporting `scenario: Scenario`; bench/scenarios/index.ts
+ * finds it, and `npm run bench -- <name>` runs it. It measures every library under the same
+ * conditions (same server, same session counts, interleaved rounds) and returns its table, its
+ * goals and the ratios for the chart.
+ */
+import type { ServerProbe } from '../server';
+import type { LockPeer, PeerId, SkippedPeer } from '../peers/types';
+
+export interface BenchOptions {
+  quick: boolean;
+  /** Session counts of `contended` (--sessions). */
+  sessions: number[];
+  /** Waiter counts of `handoff` (--waiters). */
+  waiters: number[];
+  /** Sessions the hand-off waiters are spread over (--handoff-sessions). */
+  handoffSessions: number;
+  /** Rounds per size (--rounds); each scenario has its own default. */
+  rounds: number | undefined;
+  /** `contended` run length (--duration ms). */
+  durationMs: number | undefined;
+  /** `uncontended` pairs per round (--iterations). */
+  iterations: number | undefined;
+}
+
+export interface BenchContext {
+  readonly connectString: string;
+  readonly probe: ServerProbe;
+  /** The libraries that run here, zk-recipes first. */
+  readonly peers: readonly LockPeer[];
+  readonly skipped: readonly SkippedPeer[];
+  readonly options: BenchOptions;
+  readonly sessionTimeoutMs: number;
+  /** A fresh root path for this bench run's nodes. */
+  readonly root: string;
+  log(message: string): void;
+}
+
+/** 'not judged': a --quick run, whose figures mean nothing. */
+export type GoalStatus = 'met' | 'missed' | 'not measured' | 'not judged';
+
+export interface Goal {
+  /** "uncontended p50 ≤ 0.75 × Curator". */
+  goal: string;
+  /** The figure it was judged on: "0.62 ×". */
+  figure: string;
+  status: GoalStatus;
+}
+
+/** One bar of the chart: zk-recipes' figure divided by another library's. */
+export interface RatioBar {
+  /** The measurement: "uncontended p50", "contended 8 sessions". */
+  metric: string;
+  /** 'curator' or 'kazoo'. */
+  versus: PeerId;
+  ratio: number;
+  /** Whether a ratio under 1 ('lower') or over 1 ('higher') favours zk-recipes. */
+  better: 'lower' | 'higher';
+  /** The goal's bound on this ratio, when there is one. */
+  goal?: number;
+}
+
+export interface ScenarioResult {
+  /** Markdown: a heading, the table(s), the ratios and notes. */
+  markdown: string;
+  goals: Goal[];
+  bars: RatioBar[];
+  /** Correctness failures (overlapping holds, errors): they make the bench exit non-zero. */
+  failures: string[];
+}
+
+export interface Scenario {
+  /** The suite name on the command line. */
+  readonly name: string;
+  /** Position in a full run and in the results. */
+  readonly order: number;
+  readonly title: string;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}

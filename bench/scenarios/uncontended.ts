@@ -1,0 +1,117 @@
+/**
+ * `uncontended`: acquire + release of a mutex nobody else wants, one pair after another on one
+ * session. Latency p50/p99 per library, server packets per pair, and the floor: the bare binding
+ * doing the two round trips a ZooKeeper lock needs (create + list sent together, then delete).
+ */
+import { FloorClient } from '../peers/floor';
+import type { PeerId } from '../peers/types';
+import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
+import { pct, ratio, rotate } from '../stats';
+import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
+
+interface Runner {
+  key: PeerId | 'floor';
+  label: string;
+  usesZooKeeper: boolean;
+  open(): Promise<void>;
+  close(): Promise<void>;
+  run(path: string, iterations: number): Promise<number[]>;
+}
+
+interface Figures {
+  label: string;
+  usesZooKeeper: boolean;
+  lat: number[];
+  packets: number[];
+  bytes: number[];
+  failed: boolean;
+}
+
+async function run(ctx: BenchContext): Promise<ScenarioResult> {
+  const { quick } = ctx.options;
+  const rounds = ctx.options.rounds ?? (quick ? 1 : 5);
+  const iterations = ctx.options.iterations ?? (quick ? 30 : 2_000);
+  const warmup = quick ? 10 : 1_000;
+  const floor = new FloorClient(ctx.connectString, ctx.sessionTimeoutMs);
+  const runners: Runner[] = [
+    ...ctx.peers.map(
+      (p): Runner => ({
+        key: p.id,
+        label: p.label,
+        usesZooKeeper: p.usesZooKeeper,
+        open: () => p.open(1),
+        close: () => p.closeSessions(),
+        run: (path, n) => p.uncontended(path, n),
+      }),
+    ),
+    { key: 'floor', label: floor.label, usesZooKeeper: true, open: () => floor.open(), close: async () => floor.close(), run: (path, n) => floor.uncontended(path, n) },
+  ];
+  const figures = new Map<string, Figures>(runners.map((r) => [r.key, { label: r.label, usesZooKeeper: r.usesZooKeeper, lat: [], packets: [], bytes: [], failed: false }]));
+  const failures: string[] = [];
+
+  for (let round = 0; round < rounds; round++) {
+    for (const runner of rotate(runners, round)) {
+      const f = figures.get(runner.key) as Figures;
+      if (f.failed) continue;
+      ctx.log(`uncontended: ${runner.label}, round ${round + 1}/${rounds}, ${iterations} pairs`);
+      try {
+        await runner.open();
+        const path = `${ctx.root}/uncontended/${runner.key}-${round}`;
+        await runner.run(path, warmup); // also creates the lock's parent node
+        if (!(await ctx.probe.waitQuiet())) ctx.log('warning: the server did not go quiet before this measurement');
+        const m = await ctx.probe.measure(() => runner.run(path, iterations));
+        f.lat.push(...m.value);
+        f.packets.push(m.packets / iterations);
+        f.bytes.push(m.bytes / iterations);
+      } catch (err) {
+        f.failed = true;
+        failures.push(`uncontended, ${runner.label}: ${String(err)}`);
+      } finally {
+        await runner.close().catch(() => undefined);
+      }
+    }
+  }
+
+  const stat = (key: string, p: number) => {
+    const f = figures.get(key);
+    return f && f.lat.length > 0 && !f.failed ? pct(f.lat, p) : Number.NaN;
+  };
+  const zk50 = stat('zk-recipes', 50);
+  const zk99 = stat('zk-recipes', 99);
+  const rows = runners.map((r) => {
+    const f = figures.get(r.key) as Figures;
+    const p50 = stat(r.key, 50);
+    const p99 = stat(r.key, 99);
+    const packets = f.usesZooKeeper ? fmtNum(pct(f.packets, 50)) : 'n/a (Redis)';
+    const bytes = f.usesZooKeeper ? fmtNum(pct(f.bytes, 50)) : 'n/a';
+    return [f.label + (f.failed ? ' (failed)' : ''), fmtNum(p50), fmtNum(p99), packets, bytes, r.key === 'zk-recipes' ? '1.00×' : `${fmtRatio(ratio(zk50, p50))} / ${fmtRatio(ratio(zk99, p99))}`];
+  });
+
+  const versus = (key: PeerId | 'floor') => ({ p50: ratio(zk50, stat(key, 50)), p99: ratio(zk99, stat(key, 99)) });
+  const cur = versus('curator');
+  const kaz = versus('kazoo');
+  const flo = versus('floor');
+  const goals: Goal[] = [
+    figures.has('curator') ? judge('uncontended latency p50 ≤ 0.75 × Curator', cur.p50, 0.75, 'lower') : notMeasured('uncontended latency p50 ≤ 0.75 × Curator', 'Curator skipped'),
+    judge('uncontended latency p50 ≤ 1.15 × the floor (bare binding)', flo.p50, 1.15, 'lower'),
+  ];
+  const bars: RatioBar[] = [
+    { metric: 'uncontended p50', versus: 'curator', ratio: cur.p50, better: 'lower', goal: 0.75 },
+    { metric: 'uncontended p99', versus: 'curator', ratio: cur.p99, better: 'lower' },
+    { metric: 'uncontended p50', versus: 'kazoo', ratio: kaz.p50, better: 'lower' },
+    { metric: 'uncontended p99', versus: 'kazoo', ratio: kaz.p99, better: 'lower' },
+  ];
+
+  const markdown = [
+    '## 1. Uncontended: acquire + release',
+    '',
+    `One session, one pair after another: ${rounds} round(s) × ${iterations} measured pairs per library (after ${warmup} warm-up pairs each round), libraries interleaved round by round. Latency is the wall time of \`acquire()\` + \`release()\` on the library's own process clock (µs, machine-dependent). Server packets are its zk_packets_received + zk_packets_sent (read with \`srvr\`), server bytes its zk_bytes_received_count + zk_response_bytes (\`mntr\`), each taken right before and right after a library's measured run with no other client connected, the readings' own share removed, and divided by the pairs (median over rounds). 6 packets per pair is 3 requests and their responses.`,
+    '',
+    mdTable(['library', 'p50 µs (machine-dependent)', 'p99 µs (machine-dependent)', 'server packets / pair', 'server bytes / pair', 'zk-recipes ÷ this, p50 / p99'], rows, [1, 2, 3, 4, 5]),
+    '',
+    `**Ratios (the claim):** zk-recipes ÷ Curator: p50 ${fmtRatio(cur.p50)}, p99 ${fmtRatio(cur.p99)}; zk-recipes ÷ kazoo: p50 ${fmtRatio(kaz.p50)}, p99 ${fmtRatio(kaz.p99)}; zk-recipes ÷ floor: p50 ${fmtRatio(flo.p50)}, p99 ${fmtRatio(flo.p99)}.`,
+  ].join('\n');
+  return { markdown, goals, bars, failures };
+}
+
+export const scenario: Scenario = { name: 'uncontended', order: 1, title: 'Uncontended acquire + release', run };
