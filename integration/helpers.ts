@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ZkClient, type ConnectionState, type ZkClientOptions } from '../src';
+import { ZkClient, isZkError, type ConnectionState, type ZkClientOptions } from '../src';
 import { RetryNTimes } from '../src/retry';
 
 /** One factor scales every bounded wait in the integration tests (ZK_TEST_TIMING=2 on a slow machine). */
@@ -131,4 +131,41 @@ export async function watchNode(client: ZkClient, path: string, timeoutMs = timi
   next.catch(() => undefined);
   const stat = await client.exists(path, { watcher: (e) => fire(e.type) });
   return { existed: stat !== null, next };
+}
+
+/** The children of `path`; none when the node is gone (an emptied container is soon deleted by the server). */
+export async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
+  try {
+    return await client.getChildren(path);
+  } catch (err) {
+    if (isZkError(err, 'NONODE')) return [];
+    throw err;
+  }
+}
+
+/** Resolves with the reason once `signal` aborts; rejects after `timeoutMs`. */
+export function aborted(signal: AbortSignal, timeoutMs = timing(20_000)): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${timeoutMs} ms`)), timeoutMs);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(signal.reason);
+    });
+  });
+}
+
+/** A protected sequential name as Curator writes it: `_c_<uuid>-<name>NNNNNNNNNN`. */
+export function protectedSequential(name: string): RegExp {
+  return new RegExp(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-${name}\\d{10}$`);
+}
+
+/** Whether the server shows a watch by `sessionId` on `node` (wchp: a path, then one tab-indented session per watcher). */
+export async function isWatching(server: { fourLetterWord(word: string): Promise<string> }, node: string, sessionId: bigint): Promise<boolean> {
+  const lines = (await server.fourLetterWord('wchp')).split('\n');
+  const at = lines.indexOf(node);
+  if (at < 0) return false;
+  const watchers = lines.slice(at + 1);
+  const end = watchers.findIndex((line) => !line.startsWith('\t'));
+  return watchers.slice(0, end < 0 ? undefined : end).some((line) => line.trim() === `0x${sessionId.toString(16)}`);
 }

@@ -1,22 +1,7 @@
 import type { ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
-import { Clients, eventually, nextEvent, randomRoot, timing } from '../helpers';
+import { Clients, childrenOf, eventually, nextEvent, protectedSequential, randomRoot, timing } from '../helpers';
 import { CuratorPeer, CuratorPeerError } from './CuratorPeer';
-
-/** A protected sequential name as Curator writes it: `_c_<uuid>-<name>NNNNNNNNNN`. */
-function protectedSequential(name: string): RegExp {
-  return new RegExp(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-${name}\\d{10}$`);
-}
-
-/** Children of a node; none when it is gone (an emptied container node is soon deleted by the server). */
-async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await zk.getChildren(path);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'NONODE') return [];
-    throw err;
-  }
-}
 
 describe('CuratorPeer: Apache Curator 5.x in a child JVM', () => {
   let server: TestingServer;

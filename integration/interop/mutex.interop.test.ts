@@ -1,17 +1,7 @@
 import { InterProcessMutex } from '../../recipes/locks';
-import { isZkError, type ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';
 import { CuratorPeer } from './CuratorPeer';
-
-async function children(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
 
 describe('InterProcessMutex and Curator InterProcessMutex on the same path', () => {
   let server: TestingServer;
@@ -45,7 +35,7 @@ describe('InterProcessMutex and Curator InterProcessMutex on the same path', () 
     const { participants } = await peer.request<{ participants: string[] }>('mutex.participants', { name: 'excl' });
     expect(participants).toEqual([lease.node]);
     await lease.release();
-    expect(await children(client, path)).toEqual([]);
+    expect(await childrenOf(client, path)).toEqual([]);
   });
 
   it('queue fairly across both: Java and Node waiters are served in the order they asked', async () => {
@@ -60,12 +50,12 @@ describe('InterProcessMutex and Curator InterProcessMutex on the same path', () 
       order.push('java');
       return r;
     });
-    await eventually('the Java waiter queued', async () => (await children(client, path)).length === 2);
+    await eventually('the Java waiter queued', async () => (await childrenOf(client, path)).length === 2);
     const nodeWaiter = new InterProcessMutex(second, path).acquire({ timeoutMs: timing(30_000) }).then((l) => {
       order.push('node');
       return l;
     });
-    await eventually('the Node waiter queued', async () => (await children(client, path)).length === 3);
+    await eventually('the Node waiter queued', async () => (await childrenOf(client, path)).length === 3);
 
     await holder.release();
     expect((await javaWaiter).acquired).toBe(true);

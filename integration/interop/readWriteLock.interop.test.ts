@@ -1,31 +1,12 @@
 import { InterProcessReadWriteLock } from '../../recipes/locks';
-import { isZkError, type ZkClient } from '../../src';
+import { type ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { Clients, childrenOf, eventually, isWatching, randomRoot, timing } from '../helpers';
 import { CuratorPeer } from './CuratorPeer';
-
-async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const READ_NODE = new RegExp(`^_c_${UUID}-__READ__\\d{10}$`);
 const WRITE_NODE = new RegExp(`^_c_${UUID}-__WRIT__\\d{10}$`);
-
-/** Whether the server shows a watch by `sessionId` on `node` (wchp: a path, then one tab-indented session per watcher). */
-async function isWatching(server: TestingServer, node: string, sessionId: bigint): Promise<boolean> {
-  const lines = (await server.fourLetterWord('wchp')).split('\n');
-  const at = lines.indexOf(node);
-  if (at < 0) return false;
-  const watchers = lines.slice(at + 1);
-  const end = watchers.findIndex((line) => !line.startsWith('\t'));
-  return watchers.slice(0, end < 0 ? undefined : end).some((line) => line.trim() === `0x${sessionId.toString(16)}`);
-}
 
 /**
  * The peer runs the commands on one name in one Java thread, and Curator's read-write lock is

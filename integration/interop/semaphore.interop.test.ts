@@ -1,22 +1,8 @@
 import { InterProcessSemaphoreV2, LockTimeoutError } from '../../recipes/locks';
-import { isZkError, type ZkClient } from '../../src';
+import { type ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { Clients, childrenOf, eventually, protectedSequential, randomRoot, timing } from '../helpers';
 import { CuratorPeer } from './CuratorPeer';
-
-/** A protected sequential name as Curator writes it: `_c_<uuid>-<name>NNNNNNNNNN`. */
-function protectedSequential(name: string): RegExp {
-  return new RegExp(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-${name}\\d{10}$`);
-}
-
-async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await zk.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
 
 describe('InterProcessSemaphoreV2 interop with Curator 5.x', () => {
   let server: TestingServer;

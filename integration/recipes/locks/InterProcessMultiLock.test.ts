@@ -1,17 +1,7 @@
 import { InterProcessMultiLock, InterProcessMutex, InterProcessSemaphoreMutex, LockTimeoutError, type MultiLease } from '../../../recipes/locks';
-import { isZkError, type ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
-import { Clients, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { Clients, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
 import { describeLockContract } from './lockContract';
-
-async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
 
 // Two InterProcessMutexes, which are re-entrant per async context: so is the multi-lock.
 describeLockContract('InterProcessMultiLock', {

@@ -1,16 +1,9 @@
 import { InterProcessMutex } from '../../../recipes/locks';
-import { isZkError } from '../../../src';
+import { childrenOf } from '../../helpers';
 import { describeLockContract } from './lockContract';
 
 describeLockContract('InterProcessMutex', {
   make: (client, path) => new InterProcessMutex(client, path),
   reentrant: true,
-  nodes: async (client, path) => {
-    try {
-      return await client.getChildren(path);
-    } catch (err) {
-      if (isZkError(err, 'NONODE')) return [];
-      throw err;
-    }
-  },
+  nodes: childrenOf,
 });

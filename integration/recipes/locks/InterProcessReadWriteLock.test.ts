@@ -1,17 +1,8 @@
 import { InterProcessReadWriteLock, LockTimeoutError, LockUpgradeError, type Lease } from '../../../recipes/locks';
-import { isZkError, type ZkClient } from '../../../src';
+import { type ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../../helpers';
+import { Clients, childrenOf, eventually, randomRoot, timing } from '../../helpers';
 import { describeLockContract } from './lockContract';
-
-async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const READ_NODE = new RegExp(`^_c_${UUID}-__READ__\\d{10}$`);

@@ -1,17 +1,8 @@
 import { InterProcessSemaphoreV2, LockLostError, LockTimeoutError, type Lease } from '../../../recipes/locks';
 import { SharedCount } from '../../../recipes/shared';
-import { isZkError, type ZkClient } from '../../../src';
+import { type ZkClient } from '../../../src';
 import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, eventually, nextEvent, randomRoot, timing } from '../../helpers';
-
-async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
+import { Clients, childrenOf, eventually, nextEvent, randomRoot, timing } from '../../helpers';
 
 describe('InterProcessSemaphoreV2', () => {
   let server: TestingServer;

@@ -1,28 +1,6 @@
 import { InterProcessMutex, LockLostError, LockTimeoutError } from '../../../recipes/locks';
-import { isZkError, type ZkClient } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing, watchNode } from '../../helpers';
-
-/** Resolves with the reason once `signal` aborts; rejects after `timeoutMs`. */
-function aborted(signal: AbortSignal, timeoutMs = timing(20_000)): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${timeoutMs} ms`)), timeoutMs);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve(signal.reason);
-    });
-  });
-}
-
-async function children(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (err) {
-    if (isZkError(err, 'NONODE')) return [];
-    throw err;
-  }
-}
+import { Clients, StateRecorder, aborted, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
 
 describe('InterProcessMutex under faults', () => {
   let server: TestingServer;
@@ -44,7 +22,7 @@ describe('InterProcessMutex under faults', () => {
     const lease = await new InterProcessMutex(holderClient, path).acquire();
     const lost = aborted(lease.signal);
     const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
-    await eventually('the waiter queued', async () => (await children(waiterClient, path)).length === 2);
+    await eventually('the waiter queued', async () => (await childrenOf(waiterClient, path)).length === 2);
 
     await expireSession(holderClient);
     const reason = await lost;
@@ -72,7 +50,7 @@ describe('InterProcessMutex under faults', () => {
       acquiredAt = Date.now();
       return l;
     });
-    await eventually('the waiter queued', async () => (await children(waiterClient, path)).length === 2);
+    await eventually('the waiter queued', async () => (await childrenOf(waiterClient, path)).length === 2);
 
     proxy.blackhole();
     const reason = (await lost) as LockLostError;
@@ -96,19 +74,19 @@ describe('InterProcessMutex under faults', () => {
       order.push('b');
       await l.release();
     });
-    await eventually('b queued', async () => (await children(a, path)).length === 2);
+    await eventually('b queued', async () => (await childrenOf(a, path)).length === 2);
     const waitC = new InterProcessMutex(c, path).acquire({ timeoutMs: timing(60_000) }).then(async (l) => {
       order.push('c');
       await l.release();
     });
-    await eventually('c queued', async () => (await children(a, path)).length === 3);
+    await eventually('c queued', async () => (await childrenOf(a, path)).length === 3);
 
     const mark = states.mark();
     await server.restart();
     await states.waitFor('RECONNECTED', mark);
     // Under the session policy a reconnect with the same session keeps the lock.
     expect(lease.signal.aborted).toBe(false);
-    expect(await children(a, path)).toHaveLength(3);
+    expect(await childrenOf(a, path)).toHaveLength(3);
     expect(order).toEqual([]);
     await lease.release();
     await Promise.all([waitB, waitC]);
@@ -123,18 +101,18 @@ describe('InterProcessMutex under faults', () => {
     // Abort rather than time out, so the attempt gives up only once the partition is in place.
     const giveUp = new AbortController();
     const pending = new InterProcessMutex(partitioned, path).acquire({ signal: giveUp.signal });
-    await eventually('the partitioned waiter queued', async () => (await children(holder, path)).length === 2);
-    const [, waiterNode] = (await children(holder, path)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    await eventually('the partitioned waiter queued', async () => (await childrenOf(holder, path)).length === 2);
+    const [, waiterNode] = (await childrenOf(holder, path)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
     const gone = await watchNode(holder, `${path}/${waiterNode}`);
 
     proxy.cut();
     giveUp.abort(new LockTimeoutError('gave up during the partition'));
     await expect(pending).rejects.toBeInstanceOf(LockTimeoutError);
     // The session lives on (30 s), so only the client's own delete can remove the node.
-    expect(await children(holder, path)).toHaveLength(2);
+    expect(await childrenOf(holder, path)).toHaveLength(2);
     proxy.heal();
     expect(await gone.next).toBe('deleted');
-    expect(await children(holder, path)).toHaveLength(1);
+    expect(await childrenOf(holder, path)).toHaveLength(1);
     await lease.release();
   });
 
@@ -143,12 +121,12 @@ describe('InterProcessMutex under faults', () => {
     const waiterClient = await clients.connect({ connectString: server.connectString });
     const lease = await new InterProcessMutex(holder, path).acquire();
     const pending = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
-    await eventually('the waiter queued', async () => (await children(holder, path)).length === 2);
-    const [firstWaiterNode] = (await children(holder, path)).filter((n) => !lease.node.endsWith(n));
+    await eventually('the waiter queued', async () => (await childrenOf(holder, path)).length === 2);
+    const [firstWaiterNode] = (await childrenOf(holder, path)).filter((n) => !lease.node.endsWith(n));
 
     await expireSession(waiterClient);
     await eventually('a new waiter node', async () => {
-      const now = await children(holder, path);
+      const now = await childrenOf(holder, path);
       return now.length === 2 && !now.includes(firstWaiterNode);
     });
     await lease.release();
