@@ -1,3 +1,4 @@
 /** The recipes, one folder per family. */
 export * from './locks';
 export * from './shared';
+export * from './queue';

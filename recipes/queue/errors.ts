@@ -1,0 +1,33 @@
+import { ZkError, type ZkErrorOptions } from '../../src/errors';
+
+/**
+ * An item could not be turned into bytes (a BigInt or a circular object with the JSON serializer,
+ * a serializer that threw or returned something other than bytes), or a node's bytes could not be
+ * turned back into items. A put that throws it has written nothing. `cause` is the serializer's
+ * own error, when there is one.
+ */
+export class QueueSerializationError extends ZkError {
+  override name = 'QueueSerializationError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super('QUEUE_SERIALIZATION', message, options);
+  }
+}
+
+/** `element()` or `remove()` on an empty queue: Java's NoSuchElementException. */
+export class NoSuchElementError extends ZkError {
+  override name = 'NoSuchElementError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super('NO_SUCH_ELEMENT', message, options);
+  }
+}
+
+/**
+ * The reason an item's `signal` aborts with in a lock-safe queue: the session that held the item's
+ * lock node is LOST, so another consumer may be given the item while this one still works on it.
+ */
+export class QueueItemLockLostError extends ZkError {
+  override name = 'QueueItemLockLostError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super('QUEUE_ITEM_LOCK_LOST', message, options);
+  }
+}
