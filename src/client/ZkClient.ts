@@ -8,9 +8,9 @@ import { createNativeTransport } from '../transport/NativeTransport';
 import type { ACL, CreateMode, Stat, Transport, WatchEvent, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort, sleep } from '../util/async';
 import { toData, validateSignal, validateTimeout } from '../validate';
-import { ConnectionState, isConnectedState, isErrorState } from './ConnectionState';
+import { ConnectionState, isErrorState } from './ConnectionState';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
-import { findProtectedNode, PROTECTED_PREFIX, protectedName } from './protection';
+import { findProtectedNode, protectedName } from './protection';
 
 const log = debug('zk-recipes:client');
 
@@ -645,54 +645,49 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
   private deleteInBackground(fullPath: string, version = -1, recursive = false): void {
     if (this.backgroundDeletes.has(fullPath)) return;
     this.backgroundDeletes.add(fullPath);
-    const session = this.transport;
-    const loop = async () => {
-      while (this.lifecycle === 'STARTED' && this.transport === session) {
-        try {
-          const t = this.connected ? this.transport : await this.waitForConnection(this.options.connectionTimeoutMs, undefined);
-          if (t === undefined || t !== session) continue;
-          await deleteNode(t, fullPath, version, recursive);
-          log('background delete of %s done (session %s)', fullPath, hex(t.sessionId));
-          return;
-        } catch (err) {
-          if (!isRetryableError(err)) {
-            log('background delete of %s ended: %O', fullPath, err);
-            return;
-          }
-        }
-      }
-    };
-    loop()
-      .catch((err: unknown) => log('background delete of %s stopped: %O', fullPath, err))
-      .finally(() => this.backgroundDeletes.delete(fullPath));
+    this.inBackground(`background delete of ${fullPath}`, async (t) => {
+      await deleteNode(t, fullPath, version, recursive);
+      log('background delete of %s done (session %s)', fullPath, hex(t.sessionId));
+    }).finally(() => this.backgroundDeletes.delete(fullPath));
   }
 
   /** Finds the node a lost protected create may have made, and deletes it (Curator's findAndDeleteProtectedNodeInBackground). */
   private deleteProtectedInBackground(parent: string, protectedId: string, ephemeral: boolean): void {
+    void this.inBackground(`protected cleanup under ${parent}`, async (t) => {
+      const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.deleteInBackground(stale));
+      if (found) this.deleteInBackground(found);
+    });
+  }
+
+  /**
+   * Runs `work` on the current session's connection, again after every connection problem, until
+   * it is done, fails otherwise, or the session that asked ends. Never rejects.
+   */
+  private async inBackground(what: string, work: (t: Transport) => Promise<void>): Promise<void> {
     const session = this.transport;
-    const run = async () => {
+    try {
       while (this.lifecycle === 'STARTED' && this.transport === session) {
         try {
           const t = this.connected ? this.transport : await this.waitForConnection(this.options.connectionTimeoutMs, undefined);
           if (t === undefined || t !== session) continue;
-          const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.deleteInBackground(stale));
-          if (found) this.deleteInBackground(found);
+          await work(t);
           return;
         } catch (err) {
-          if (!isRetryableError(err)) return;
+          if (!isRetryableError(err)) {
+            log('%s ended: %O', what, err);
+            return;
+          }
         }
       }
-    };
-    run().catch((err: unknown) => log('protected cleanup under %s stopped: %O', parent, err));
+    } catch (err) {
+      log('%s stopped: %O', what, err);
+    }
   }
 
   /** For tests and diagnostics: how many background deletes are running. */
   get pendingBackgroundDeletes(): number {
     return this.backgroundDeletes.size;
   }
-
-  /** Whether the current state is connected (CONNECTED, RECONNECTED or READ_ONLY). */
-  static isConnectedState = isConnectedState;
 }
 
 function hex(id: bigint): string {
@@ -768,4 +763,3 @@ async function deleteNode(t: Transport, path: string, version: number, recursive
   }
 }
 
-export { PROTECTED_PREFIX };
