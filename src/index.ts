@@ -13,6 +13,7 @@ export type {
   OperationOptions,
   BlockUntilConnectedOptions,
   StateListener,
+  CreatedAndListed,
 } from './client/ZkClient';
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';

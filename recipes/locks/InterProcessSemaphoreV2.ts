@@ -210,27 +210,31 @@ export class InterProcessSemaphoreV2 {
       throw err;
     }
     const nodes: string[] = [];
+    // All our nodes must live in one session; reads are pinned to it (see LockInternals).
+    const session: { id?: bigint } = {};
     let leases: Lease[] | undefined;
     try {
       for (let i = 0; i < qty; i++) {
-        const slot = await this.takeSlot(nodes, deadline, signal);
+        const slot = await this.takeSlot(nodes, session, deadline, signal);
         if (slot !== 'held') return slot;
       }
       // One round trip for all: the czxid is the fencing token, the owner the session to watch.
-      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { signal })));
-      const session = this.client.sessionId;
-      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session)) return 'vanished';
+      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.id, signal })));
+      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.id)) return 'vanished';
       leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat));
-      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), session.toString(16));
+      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), (session.id ?? 0n).toString(16));
       return leases;
+    } catch (err) {
+      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      throw err;
     } finally {
       if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node)));
       await lock.release();
     }
   }
 
-  /** Creates a lease node (recorded in `nodes` at once) and waits until it holds a slot. */
-  private async takeSlot(nodes: string[], deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
+  /** Creates a lease node (recorded in `nodes` at once) and waits, in the session of our nodes, until it holds a slot. */
+  private async takeSlot(nodes: string[], session: { id?: bigint }, deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
     const created = await this.client.createAndListParent(joinPath(this.leasesPath, SEMAPHORE_LEASE_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
       protected: true,
@@ -239,6 +243,8 @@ export class InterProcessSemaphoreV2 {
       signal,
     });
     nodes.push(created.path);
+    session.id ??= created.sessionId;
+    if (created.sessionId !== session.id) return 'vanished';
     const ours = nodeName(created.path);
     // The listing came in the same round trip as the create: a free slot costs no further read.
     let children = created.children;
@@ -250,7 +256,7 @@ export class InterProcessSemaphoreV2 {
       const stopCount = this.count?.on('changed', () => woke.resolve());
       try {
         try {
-          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), signal });
+          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.id, signal });
         } catch (err) {
           // The parent can only go once our node has gone with it.
           if (isZkError(err, 'NONODE')) return 'vanished';

@@ -1,6 +1,6 @@
 import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../../src/errors';
-import type { ZkClient } from '../../src/client/ZkClient';
+import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
 import { joinPath, nodeName } from '../../src/paths';
 import type { WatchEventType } from '../../src/transport/Transport';
 import { abortReason, deferred } from '../../src/util/async';
@@ -111,7 +111,7 @@ export class LockInternals {
       });
       let outcome: WaitOutcome;
       try {
-        outcome = await this.waitForLock(created.path, created.children, created.parentStat.pzxid, deadline, signal);
+        outcome = await this.waitForLock(created, deadline, signal);
       } catch (err) {
         await this.deleteOurNode(created.path);
         throw err;
@@ -122,7 +122,7 @@ export class LockInternals {
       }
       if (outcome === 'vanished') {
         // Our node went with our session (or never was ours): start again with a new one.
-        log('%s: node %s vanished (session 0x%s); trying again', this.basePath, created.path, this.client.sessionId.toString(16));
+        log('%s: node %s of session 0x%s vanished; trying again', this.basePath, created.path, created.sessionId.toString(16));
         await this.deleteOurNode(created.path);
         if (Date.now() >= deadline) return undefined;
         continue;
@@ -163,15 +163,24 @@ export class LockInternals {
     }
   }
 
-  private async waitForLock(
-    ours: string,
-    children: readonly string[],
-    listedPzxid: bigint,
-    deadline: number,
-    signal: AbortSignal | undefined,
-  ): Promise<WaitOutcome> {
+  /**
+   * Waits until our node holds. Every read is pinned to the session that created our node: what
+   * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
+   * node that went with the earlier one, so a session change ends the wait as 'vanished'.
+   */
+  private async waitForLock(created: CreatedAndListed, deadline: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+    try {
+      return await this.waitInSession(created, deadline, signal);
+    } catch (err) {
+      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      throw err;
+    }
+  }
+
+  private async waitInSession(created: CreatedAndListed, deadline: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+    const { path: ours, sessionId: session } = created;
     const ourName = nodeName(ours);
-    let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children, pzxid: listedPzxid };
+    let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children: created.children, pzxid: created.parentStat.pzxid };
     let before: string[] = [];
     let token: bigint | undefined;
 
@@ -188,14 +197,14 @@ export class LockInternals {
       }
       const decision = this.driver.decide(before, ourName);
       if (decision.holds) {
-        if (token !== undefined) return { node: ours, fencingToken: token, sessionId: this.client.sessionId };
+        if (token !== undefined) return { node: ours, fencingToken: token, sessionId: session };
         if (this.driver.relistOnWake) {
-          listing = await this.list(signal);
+          listing = await this.list(session, signal);
           continue;
         }
         // What we know settles it: no node created after ours sorts before ours. One small read
-        // proves the parent still stands and gives the token.
-        const parent = await this.client.exists(this.basePath, { signal });
+        // in our node's session proves the parent still stands and gives the token.
+        const parent = await this.client.exists(this.basePath, { session, signal });
         if (parent === null) return 'vanished';
         token = parent.pzxid;
         continue;
@@ -206,12 +215,12 @@ export class LockInternals {
       const woke = deferred<WatchEventType>();
       try {
         // getData, not exists: exists on a missing node leaves a watch that never fires.
-        await this.client.getData(watched, { watcher: (event) => woke.resolve(event.type), signal });
+        await this.client.getData(watched, { watcher: (event) => woke.resolve(event.type), session, signal });
       } catch (err) {
         if (!isZkError(err, 'NONODE')) throw err;
         // Gone already: what we knew is stale, so learn it all again in one read rather than
         // probing the nodes we knew one by one.
-        listing = await this.list(signal);
+        listing = await this.list(session, signal);
         continue;
       }
       const event = await this.waitForEvent(woke.promise, deadline, signal);
@@ -221,19 +230,18 @@ export class LockInternals {
         token = undefined;
         // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
         // have gone too (in a drain they all have), so one listing beats probing each.
-        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(signal);
+        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, signal);
       } else if (event === 'sessionLost') {
-        // The session ended under us: is our node still ours?
-        const stat = await this.client.exists(ours, { signal });
-        if (stat === null || stat.ephemeralOwner !== this.client.sessionId) return 'vanished';
+        // Our node's session ended: the node went with it, or is on its way out.
+        return 'vanished';
       }
       // Any other event (the watched node's data changed) just means: watch it again.
     }
   }
 
-  private async list(signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
+  private async list(session: bigint, signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
     try {
-      const { children, stat } = await this.client.getChildrenWithStat(this.basePath, { signal });
+      const { children, stat } = await this.client.getChildrenWithStat(this.basePath, { session, signal });
       return { children, pzxid: stat.pzxid };
     } catch (err) {
       // The parent is gone, and our node with it.

@@ -123,6 +123,33 @@ describe('ZkClient (in-memory fake)', () => {
     await client.close();
   });
 
+  it('a read pinned to a session runs in it, and rejects with SESSIONEXPIRED, unsent, once the client has another', async () => {
+    const { client, zk, transport } = setup();
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    const created = await client.createAndListParent('/p', { data: 'x' });
+    const session = created.sessionId;
+    expect(session).toBe(client.sessionId);
+    expect((await client.getData('/p', { session })).data.toString()).toBe('x');
+    // A failure in the session is retried as usual.
+    transport().failures.push('CONNECTIONLOSS');
+    await client.exists('/p', { session });
+    // The session ends and the client gets a new one.
+    const first = transport();
+    first.disconnect();
+    zk.expire(session);
+    first.connect();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    expect(client.sessionId).not.toBe(session);
+    const before = zk.calls.length;
+    await expect(client.getChildren('/', { session })).rejects.toMatchObject({ code: 'SESSIONEXPIRED' });
+    await expect(client.exists('/p', { session, watcher: () => undefined })).rejects.toMatchObject({ code: 'SESSIONEXPIRED' });
+    expect(zk.calls.slice(before)).toEqual([]);
+    await expect(client.getData('/p', { session: 0n })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(client.getData('/p', { session: 7 as never })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await client.close();
+  });
+
   it('operations after close reject with ClientClosedError', async () => {
     const { client } = setup();
     client.start();

@@ -7,7 +7,7 @@ import type { HasSessionCredentials, SessionCredentials } from '../testing/expir
 import { createNativeTransport } from '../transport/NativeTransport';
 import type { ACL, CreateMode, Stat, Transport, WatchEvent, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort, sleep } from '../util/async';
-import { toData, validateSignal, validateTimeout } from '../validate';
+import { describeValue, toData, validateSignal, validateTimeout } from '../validate';
 import { ConnectionState, isErrorState } from './ConnectionState';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
 import { findProtectedNode, protectedName } from './protection';
@@ -61,6 +61,13 @@ export interface DeleteOptions extends OperationOptions {
 export interface WatchOptions extends OperationOptions {
   /** One-shot watch: called once with the next event on the node, or with 'sessionLost'. */
   watcher?: Watcher;
+  /**
+   * Read only in this session (a `sessionId`): once the client has moved on to another session,
+   * reject with SESSIONEXPIRED instead of retrying in the new one. For reads whose meaning rests on
+   * an ephemeral node or a watch of that session: a watch a retry sets in a new session would
+   * wait on behalf of a node that went with the old one.
+   */
+  session?: bigint;
 }
 
 export interface SetDataOptions extends OperationOptions {
@@ -69,6 +76,18 @@ export interface SetDataOptions extends OperationOptions {
 
 export interface BlockUntilConnectedOptions extends OperationOptions {
   timeoutMs?: number;
+}
+
+/** What `createAndListParent` resolves to. */
+export interface CreatedAndListed {
+  /** The new node's path, relative to the namespace. */
+  path: string;
+  /** The parent's children right after the create, unsorted; they include the new node. */
+  children: string[];
+  /** The parent's stat from the same read: `pzxid` is the zxid of its latest child change. */
+  parentStat: Stat;
+  /** The session the node was created in: for an ephemeral node, its owner. */
+  sessionId: bigint;
 }
 
 export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
@@ -336,7 +355,12 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
    * Runs `fn` on a connected transport, retrying under the policy. `attempt` counts from 0, so
    * callers can tell a first attempt from a retry after an uncertain outcome.
    */
-  private async execute<T>(path: string, signal: AbortSignal | undefined, fn: (t: Transport, attempt: number) => Promise<T>): Promise<T> {
+  private async execute<T>(
+    path: string,
+    signal: AbortSignal | undefined,
+    fn: (t: Transport, attempt: number) => Promise<T>,
+    session?: bigint,
+  ): Promise<T> {
     const startedAt = Date.now();
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortReason(signal);
@@ -349,10 +373,15 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
             throw new ZkError('CONNECTIONLOSS', `no connection within connectionTimeoutMs (${this.options.connectionTimeoutMs} ms)`, { path });
           }
         }
+        if (session !== undefined && t.sessionId !== session) {
+          throw new ZkError('SESSIONEXPIRED', `session ${hex(session)} has ended (the client is in session ${hex(t.sessionId)})`, { path });
+        }
         return await fn(t, attempt);
       } catch (caught) {
         const err = this.translate(caught, t, path);
         if (!isRetryableError(err)) throw err;
+        // A read pinned to a session cannot succeed in another one.
+        if (session !== undefined && (isZkError(err, 'SESSIONEXPIRED') || (t !== undefined && t.sessionId !== session))) throw err;
         const delayMs = this.options.retryPolicy.allowRetry(attempt, Date.now() - startedAt, err);
         if (delayMs === false) {
           log('%s at %s: giving up after %d retries (session %s)', (err as ZkError).code, path, attempt, hex(t?.sessionId ?? 0n));
@@ -432,19 +461,27 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
     validatePath(path);
     const signal = validateSignal(options.signal);
     if (options.watcher !== undefined && typeof options.watcher !== 'function') throw new InvalidArgumentError('watcher must be a function');
+    if (options.session !== undefined && (typeof options.session !== 'bigint' || options.session <= 0n)) {
+      throw new InvalidArgumentError(`session must be a positive bigint session id, got ${describeValue(options.session)}`);
+    }
     await this.ensureNamespace(signal);
     const full = this.full(path);
     return raceAbort(
-      this.execute(path, signal, async (t) => {
-        if (!options.watcher) return call(t, full, undefined);
-        const { entry, native } = this.watchFor(t, full, options.watcher);
-        try {
-          return await call(t, full, native);
-        } catch (err) {
-          if (!(watchSetOnNoNode && isZkError(err, 'NONODE'))) this.watches.delete(entry);
-          throw err;
-        }
-      }),
+      this.execute(
+        path,
+        signal,
+        async (t) => {
+          if (!options.watcher) return call(t, full, undefined);
+          const { entry, native } = this.watchFor(t, full, options.watcher);
+          try {
+            return await call(t, full, native);
+          } catch (err) {
+            if (!(watchSetOnNoNode && isZkError(err, 'NONODE'))) this.watches.delete(entry);
+            throw err;
+          }
+        },
+        options.session,
+      ),
       signal,
     );
   }
@@ -467,12 +504,12 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
    * session's requests in order, so the listing, sent right behind the create, already holds the
    * new node. `parentStat.pzxid` is the zxid of the parent's latest child change at that moment.
    */
-  async createAndListParent(path: string, options: CreateOptions = {}): Promise<{ path: string; children: string[]; parentStat: Stat }> {
+  async createAndListParent(path: string, options: CreateOptions = {}): Promise<CreatedAndListed> {
     const created = await this.createNode(path, options, true);
-    return created as { path: string; children: string[]; parentStat: Stat };
+    return created as CreatedAndListed;
   }
 
-  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<{ path: string; children?: string[]; parentStat?: Stat }> {
+  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<{ path: string; children?: string[]; parentStat?: Stat; sessionId: bigint }> {
     const mode = options.mode ?? 'PERSISTENT';
     if (!CREATE_MODES.has(mode)) throw new InvalidArgumentError(`mode must be one of ${[...CREATE_MODES].join(', ')}, got ${String(mode)}`);
     const sequential = mode.includes('SEQUENTIAL');
@@ -496,24 +533,24 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
     const ephemeral = mode.startsWith('EPHEMERAL');
     const parentMode = options.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
 
-    const createOnce = async (t: Transport): Promise<{ path: string; children?: string[]; parentStat?: Stat }> => {
-      if (!listParent) return { path: await t.create(target, data, mode, ttlMs) };
+    const createOnce = async (t: Transport): Promise<{ path: string; children?: string[]; parentStat?: Stat; sessionId: bigint }> => {
+      if (!listParent) return { path: await t.create(target, data, mode, ttlMs), sessionId: t.sessionId };
       const created = t.create(target, data, mode, ttlMs);
       const listing = t.getChildren(parent);
       // Both are on the wire now; the listing's failure follows the create's.
       listing.catch(() => undefined);
       const createdPath = await created;
       const { children, stat } = await listing;
-      return { path: createdPath, children, parentStat: stat };
+      return { path: createdPath, children, parentStat: stat, sessionId: t.sessionId };
     };
 
     const attempt = this.execute(path, signal, async (t, n) => {
       if (protectedId && n > 0) {
         const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.deleteInBackground(stale));
         if (found) {
-          if (!listParent) return { path: found };
+          if (!listParent) return { path: found, sessionId: t.sessionId };
           const { children, stat } = await t.getChildren(parent);
-          return { path: found, children, parentStat: stat };
+          return { path: found, children, parentStat: stat, sessionId: t.sessionId };
         }
       }
       for (let parentsTries = 0; ; parentsTries++) {

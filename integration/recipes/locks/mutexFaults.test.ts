@@ -1,6 +1,9 @@
 import { InterProcessMutex, LockLostError, LockTimeoutError } from '../../../recipes/locks';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import type { RetryPolicy } from '../../../src/retry';
+import { deferred } from '../../../src/util/async';
 import { Clients, StateRecorder, aborted, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { InstrumentedTransports } from '../../instrumentedTransports';
 
 describe('InterProcessMutex under faults', () => {
   let server: TestingServer;
@@ -132,6 +135,40 @@ describe('InterProcessMutex under faults', () => {
     await lease.release();
     const won = await pending;
     expect(won.node.endsWith(firstWaiterNode)).toBe(false);
+    expect((await holder.exists(won.node))?.ephemeralOwner).toBe(waiterClient.sessionId);
+    await won.release();
+  });
+
+  it('a waiter whose watch is retried after its session expired does not trust it: it starts again in the new session', async () => {
+    // The race: the read that sets the waiter's watch fails with a connection loss, the session
+    // expires while the client waits to retry, and the retry would set the watch in the new
+    // session, on behalf of a node that went with the old one.
+    const traced = new InstrumentedTransports();
+    const retryAsked = deferred<void>();
+    const retryPolicy: RetryPolicy = {
+      allowRetry: (retries) => {
+        retryAsked.resolve();
+        return retries === 0 ? timing(2_000) : retries < 20 ? 100 : false;
+      },
+    };
+    const holder = await clients.connect({ connectString: server.connectString });
+    const waiterClient = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory, retryPolicy });
+    const lease = await new InterProcessMutex(holder, path).acquire();
+    const { failed } = traced.failNext('getData', lease.node);
+    const pending = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
+    await failed;
+    await retryAsked.promise;
+    const [firstWaiterNode] = (await childrenOf(holder, path)).filter((n) => !lease.node.endsWith(n));
+
+    await expireSession(waiterClient);
+    const newWaiterNode = await eventually('a new waiter node', async () => {
+      const now = await childrenOf(holder, path);
+      return now.length === 2 && !now.includes(firstWaiterNode) && now.find((n) => !lease.node.endsWith(n));
+    });
+    expect((await holder.exists(`${path}/${newWaiterNode}`))?.ephemeralOwner).toBe(waiterClient.sessionId);
+    await lease.release();
+    const won = await pending;
+    expect(won.node).toBe(`${path}/${newWaiterNode}`);
     expect((await holder.exists(won.node))?.ephemeralOwner).toBe(waiterClient.sessionId);
     await won.release();
   });
