@@ -59,7 +59,12 @@ export interface DeleteOptions extends OperationOptions {
 }
 
 export interface WatchOptions extends OperationOptions {
-  /** One-shot watch: called once with the next event on the node, or with 'sessionLost'. */
+  /**
+   * One-shot watch: called once with the next event on the node; with 'sessionLost' when the
+   * session ends; or with 'notWatching' when the watch could not be kept (the client replaced a
+   * connection handle the native client had left in a broken state; the session lives on): read
+   * again, and watch anew.
+   */
   watcher?: Watcher;
   /**
    * Read only in this session (a `sessionId`): once the client has moved on to another session,
@@ -779,9 +784,16 @@ async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINE
 
 /** Deletes a node, its children first when `recursive`; NONODE on a child is fine. */
 async function deleteNode(t: Transport, path: string, version: number, recursive: boolean): Promise<void> {
-  for (;;) {
+  for (let round = 0; ; round++) {
     if (recursive) {
-      const { children } = await t.getChildren(path);
+      let children: string[];
+      try {
+        ({ children } = await t.getChildren(path));
+      } catch (err) {
+        // Gone since an earlier round (someone else deleted it, or the server reaped a container): done.
+        if (round > 0 && isZkError(err, 'NONODE')) return;
+        throw err;
+      }
       for (const child of children) {
         try {
           await deleteNode(t, joinPath(path, child), -1, true);
@@ -794,6 +806,8 @@ async function deleteNode(t: Transport, path: string, version: number, recursive
       await t.delete(path, version);
       return;
     } catch (err) {
+      // It stood when we listed it: someone else deleted it meanwhile (or the server reaped an emptied container).
+      if (recursive && isZkError(err, 'NONODE')) return;
       // A child appeared while we deleted the others: go round again.
       if (!(recursive && isZkError(err, 'NOTEMPTY'))) throw err;
     }

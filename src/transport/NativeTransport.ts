@@ -47,6 +47,8 @@ const WATCH_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
 });
 
 const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
+/** Replies that mean the connection or the handle went; see NativeTransport. */
+const DEFERRED_CODES: ReadonlySet<number> = new Set([C.ZCONNECTIONLOSS, C.ZOPERATIONTIMEOUT, C.ZSESSIONEXPIRED, C.ZCLOSING, C.ZINVALIDSTATE]);
 const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
 
 /**
@@ -100,47 +102,94 @@ function toStat(s: NativeStat): Stat {
   };
 }
 
-/** A Transport over one native handle. */
+/**
+ * A Transport over one session's native handle.
+ *
+ * Two things guard against the binding's handling of file descriptors. The binding watches the C
+ * client's socket with a libuv poll handle that it brings up to date only from its own I/O and
+ * timer callbacks; until then a socket the C client has closed stays registered with libuv under
+ * its number. A socket opened meanwhile gets that number, and the binding's poll init for it fails
+ * (the binding ignores the error and starts an uninitialised handle: a crash), or libuv hands its
+ * events to the stale handle (a hang).
+ * - Nothing of ours runs inside the binding's processing, where the C client may just have closed
+ *   its socket: a native handle is opened (its socket created) from a fresh turn of the event
+ *   loop, and connection events and connection-loss replies are passed on from one too. So no
+ *   socket is opened, by us or by code reacting to us, while a stale registration exists.
+ * - The C client closes its socket inside a call when the send finds the connection reset (see
+ *   `call`). The handle is then replaced at once by one that attaches to the same session: closing
+ *   the old one stops its poll, and the session lives on (no close request is sent on a dropped
+ *   connection). Watches go with the old handle; their watchers get 'notWatching', so their owners
+ *   read again and watch anew.
+ */
 export class NativeTransport implements Transport {
-  private readonly native: NativeHandle;
+  private native: NativeHandle;
   private readonly events = new EventEmitter();
   private closed = false;
   private idHex = '0';
   /** Whether the last connection event said connected. */
   private live = false;
+  /** Whether the current native handle is initialised (its init waits for a fresh turn of the event loop). */
+  private opened = false;
+  private readonly opening: Promise<void>;
+  private markOpened!: () => void;
   /** Rejecters of the calls waiting for a reply, so a dropped connection can fail them at once. */
   private readonly pending = new Set<(err: ZkError) => void>();
+  /** The native watches outstanding, each to be told 'notWatching' if its handle is replaced. */
+  private readonly watching = new Set<() => void>();
+  /** The session as of the last connection: a replacement handle keeps it until it connects. */
+  private session: { id: bigint; password: string; timeoutMs: number };
+  /** Credentials added so far, added again to a replacement handle. */
+  private readonly auths: Array<readonly [string, string]> = [];
 
-  constructor(options: TransportOptions) {
-    const wrapper = new (ZooKeeperBinding as any)({});
+  constructor(private readonly options: TransportOptions) {
+    this.session = {
+      id: options.sessionId ?? 0n,
+      password: options.sessionId === undefined ? '0'.repeat(32) : normalizePassword(options.sessionPassword),
+      timeoutMs: 0,
+    };
+    this.opening = new Promise((resolve) => (this.markOpened = resolve));
+    this.native = this.openHandle(options.sessionId, options.sessionPassword);
+  }
+
+  /** A new native handle; initialised (connecting) on the next turn of the event loop. */
+  private openHandle(sessionId: bigint | undefined, sessionPassword: string | undefined): NativeHandle {
     // Calls go to the native object directly: the JS wrapper formats every argument with
     // util.inspect on each call, which costs more than the round trip on loopback.
-    this.native = wrapper.native;
-    this.native.emit = (event: string, _self: unknown, arg: unknown) => this.onNativeEvent(event, arg);
+    const native = new (ZooKeeperBinding as any)({}).native;
+    native.emit = (event: string, _self: unknown, arg: unknown) => {
+      if (native === this.native) this.onNativeEvent(native, event, arg);
+    };
     const config: Record<string, unknown> = {
-      connect: options.connectString,
-      timeout: options.sessionTimeoutMs,
+      connect: this.options.connectString,
+      timeout: this.options.sessionTimeoutMs,
       debug_level: NATIVE_LOG_LEVEL,
       host_order_deterministic: false,
       response_counter_limit: NO_RESPONSE_LIMIT,
     };
-    if (options.sessionId !== undefined) {
-      config.client_id = sessionIdToHex(options.sessionId);
-      config.client_password = normalizePassword(options.sessionPassword);
+    if (sessionId !== undefined) {
+      config.client_id = sessionIdToHex(sessionId);
+      config.client_password = normalizePassword(sessionPassword);
     }
-    this.native.init(config);
+    this.opened = false;
+    setImmediate(() => {
+      if (this.closed || native !== this.native) return;
+      native.init(config);
+      this.opened = true;
+      this.markOpened();
+    });
+    return native;
   }
 
   get sessionId(): bigint {
-    return this.closed ? 0n : sessionIdFromHex(this.native.client_id);
+    return this.closed ? 0n : this.session.id;
   }
 
   get sessionPassword(): string {
-    return this.native.client_password;
+    return this.session.password;
   }
 
   get negotiatedSessionTimeoutMs(): number {
-    return this.native.timeout;
+    return this.session.timeoutMs;
   }
 
   get isClosed(): boolean {
@@ -159,27 +208,38 @@ export class NativeTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     log('closing handle of session 0x%s', this.idHex);
-    this.native.close();
+    // A handle not yet initialised has nothing to close.
+    if (this.opened) this.native.close();
   }
 
-  private onNativeEvent(event: string, arg: unknown): void {
+  /**
+   * Our state follows the native event at once; listeners hear of it on a fresh turn of the event
+   * loop (see the class comment), unless the handle has been replaced by then.
+   */
+  private onNativeEvent(native: NativeHandle, event: string, arg: unknown): void {
+    const tell = (emit: () => void) =>
+      setImmediate(() => {
+        if (native === this.native) emit();
+      });
     switch (event) {
       case 'connect':
-        this.idHex = this.native.client_id;
+        this.idHex = native.client_id;
+        this.session = { id: sessionIdFromHex(this.idHex), password: native.client_password, timeoutMs: native.timeout };
         this.live = true;
-        this.events.emit('connected');
+        tell(() => this.events.emit('connected'));
         return;
       case 'connecting':
         if (!this.live) return;
         this.live = false;
-        this.events.emit('connecting');
+        tell(() => this.events.emit('connecting'));
         return;
       case 'close': {
         this.closed = true;
+        this.live = false;
         const reason: CloseReason =
           arg === EXPIRED_STATE ? 'expired' : arg === AUTH_FAILED_STATE ? 'authFailed' : 'closed';
         log('handle of session 0x%s closed: %s', this.idHex, reason);
-        this.events.emit('closed', reason);
+        tell(() => this.events.emit('closed', reason));
         return;
       }
       default:
@@ -193,6 +253,8 @@ export class NativeTransport implements Transport {
    * when the handle is closed or the arguments are bad; that is turned into a rejection too.
    */
   private call<T>(path: string, start: (done: (rc: number, ...rest: any[]) => void) => number, map: (...rest: any[]) => T): Promise<T> {
+    // Between a dropped connection and its replacement handle's init there is no connection.
+    if (!this.opened && !this.closed) return Promise.reject(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
     const result = new Promise<T>((resolve, reject) => {
       const fail = (err: ZkError) => {
         this.pending.delete(fail);
@@ -202,9 +264,16 @@ export class NativeTransport implements Transport {
       let rc: number;
       try {
         rc = start((code: number, _message: string, ...rest: any[]) => {
-          this.pending.delete(fail);
-          if (code === 0) resolve(map(...rest));
-          else reject(ZkError.fromReturnCode(code, path));
+          if (code === 0) {
+            this.pending.delete(fail);
+            resolve(map(...rest));
+          } else if (DEFERRED_CODES.has(code)) {
+            // The connection went: the C client may have just closed its socket (see the class comment).
+            const err = ZkError.fromReturnCode(code, path);
+            setImmediate(() => fail(err));
+          } else {
+            fail(ZkError.fromReturnCode(code, path));
+          }
         });
       } catch (err) {
         fail(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
@@ -228,25 +297,46 @@ export class NativeTransport implements Transport {
    * reconnects when the binding next looks at it.
    */
   private onDroppedDuringCall(path: string): void {
-    log('connection of session 0x%s dropped while sending to %s', this.idHex, path);
+    log('connection of session 0x%s dropped while sending to %s; replacing the handle', this.idHex, path);
     this.live = false;
+    if (!this.closed) this.replaceHandle();
     for (const fail of [...this.pending]) fail(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
     this.events.emit('connecting');
   }
 
-  private nativeWatcher(watcher: Watcher): (type: number, state: number, path: string) => void {
+  /** Closes the current native handle and opens one that attaches to the same session (see the class comment). */
+  private replaceHandle(): void {
+    const old = this.native;
+    this.native = this.openHandle(this.session.id, this.session.password);
+    // No close request goes out: the connection is down. Its events no longer reach us.
+    old.close();
+    for (const [scheme, auth] of this.auths) {
+      this.opening.then(() => this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined)).catch((err: unknown) => {
+        log('adding %s auth to the replacement handle failed: %O', scheme, err);
+      });
+    }
+    for (const unwatch of [...this.watching]) unwatch();
+  }
+
+  private nativeWatcher(watcher: Watcher, watchedPath: string): (type: number, state: number, path: string) => void {
     let fired = false;
+    const fire = (type: WatchEventType, path: string) => {
+      if (fired) return;
+      fired = true;
+      this.watching.delete(unwatch);
+      try {
+        watcher({ type, path });
+      } catch (err) {
+        log('watcher for %s threw: %O', path, err);
+      }
+    };
+    const unwatch = () => fire('notWatching', watchedPath);
+    this.watching.add(unwatch);
     return (type, _state, path) => {
       // The C client also hands every session event (connecting, connected) to every watcher;
       // only node events end a one-shot watch.
       const eventType = WATCH_TYPES[type];
-      if (eventType === undefined || fired) return;
-      fired = true;
-      try {
-        watcher({ type: eventType, path });
-      } catch (err) {
-        log('watcher for %s threw: %O', path, err);
-      }
+      if (eventType !== undefined) fire(eventType, path);
     };
   }
 
@@ -265,7 +355,7 @@ export class NativeTransport implements Transport {
   exists(path: string, watcher?: Watcher): Promise<Stat | null> {
     const map = (stat: NativeStat) => toStat(stat);
     const found = watcher
-      ? this.call(path, (cb) => this.native.aw_exists(path, this.nativeWatcher(watcher), cb), map)
+      ? this.call(path, (cb) => this.native.aw_exists(path, this.nativeWatcher(watcher, path), cb), map)
       : this.call(path, (cb) => this.native.a_exists(path, false, cb), map);
     return found.catch((err: ZkError) => {
       if (err.code === 'NONODE') return null;
@@ -276,7 +366,7 @@ export class NativeTransport implements Transport {
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
     const map = (stat: NativeStat, data: Buffer | null) => ({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     return watcher
-      ? this.call(path, (cb) => this.native.aw_get(path, this.nativeWatcher(watcher), cb), map)
+      ? this.call(path, (cb) => this.native.aw_get(path, this.nativeWatcher(watcher, path), cb), map)
       : this.call(path, (cb) => this.native.a_get(path, false, cb), map);
   }
 
@@ -287,7 +377,7 @@ export class NativeTransport implements Transport {
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: Stat }> {
     const map = (children: string[] | null, stat: NativeStat) => ({ children: children ?? [], stat: toStat(stat) });
     return watcher
-      ? this.call(path, (cb) => this.native.aw_get_children2(path, this.nativeWatcher(watcher), cb), map)
+      ? this.call(path, (cb) => this.native.aw_get_children2(path, this.nativeWatcher(watcher, path), cb), map)
       : this.call(path, (cb) => this.native.a_get_children2(path, false, cb), map);
   }
 
@@ -313,7 +403,8 @@ export class NativeTransport implements Transport {
   }
 
   addAuth(scheme: string, auth: string): Promise<void> {
-    return this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined);
+    this.auths.push([scheme, auth]);
+    return this.opening.then(() => this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined));
   }
 }
 

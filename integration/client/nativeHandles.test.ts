@@ -1,0 +1,66 @@
+import { FaultProxy, TestingServer } from '../../src/testing';
+import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
+
+/**
+ * The native binding watches the C client's socket with a poll handle it updates only from its own
+ * callbacks; a socket the C client closes elsewhere stays registered under its number, and a
+ * socket opened meanwhile that gets the number breaks (a crash or a hang). NativeTransport keeps
+ * such sockets from being opened; these tests open them at the moments that used to break.
+ */
+describe('native handles and their sockets', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  afterEach(() => clients.closeAll());
+  afterAll(() => server.close());
+
+  it('a reset found while sending: the handle is replaced, sockets opened at once work, and the session and its node survive', async () => {
+    const root = randomRoot('handles');
+    await using proxy = await FaultProxy.start(server.connectString);
+    const admin = await clients.connect({ connectString: server.connectString });
+    await admin.create(root, { data: 'x' });
+    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
+    const states = new StateRecorder(client);
+    const session = client.sessionId;
+    const ours = await client.create(`${root}/ours`, { mode: 'EPHEMERAL' });
+    const watch = await watchNode(client, root);
+    const mark = states.mark();
+
+    proxy.cut();
+    // Sent on the reset connection before the binding has polled it: the C client finds the
+    // reset inside this call and closes its socket there.
+    const read = client.getData(root);
+    // Opened at once: a new handle and a plain Node socket, each of which could get the number of
+    // the socket just closed.
+    const other = clients.connect({ connectString: server.connectString });
+    const srvr = server.fourLetterWord('srvr', timing(5_000));
+    await expect(srvr).resolves.toMatch(/Mode: standalone/);
+    expect((await other).sessionId).toBeGreaterThan(0n);
+
+    // The watch went with the replaced handle: its owner hears 'notWatching', and can watch again.
+    expect(await watch.next).toBe('notWatching');
+    await states.waitFor('SUSPENDED', mark);
+    proxy.heal();
+    await states.waitFor('RECONNECTED', mark);
+    expect(client.sessionId).toBe(session);
+    expect((await read).data.toString()).toBe('x');
+    expect((await admin.exists(ours))?.ephemeralOwner).toBe(session);
+  });
+
+  it('a socket opened by code reacting to SUSPENDED works', async () => {
+    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 3_000 });
+    const reacted = new Promise<string>((resolve, reject) => {
+      client.on('stateChanged', (state) => {
+        // Opened from inside the state listener, as reacting code does.
+        if (state !== 'SUSPENDED') return;
+        server.resume();
+        server.fourLetterWord('srvr', timing(5_000)).then(resolve, reject);
+      });
+    });
+    server.pause();
+    expect(await reacted).toMatch(/Mode: standalone/);
+  });
+});
