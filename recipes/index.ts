@@ -1,4 +1,5 @@
 /** The recipes, one folder per family. */
 export * from './locks';
 export * from './shared';
+export * from './leader';
 export * from './queue';
