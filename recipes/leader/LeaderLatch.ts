@@ -51,13 +51,16 @@ export type LeaderLatchListener = () => void;
  * `<path>/_c_<uuid>-latch-NNNNNNNNNN` whose data is its id (UTF-8), under container parents; the
  * lowest sequence leads. Java services running Curator's LeaderLatch can take part on the same path.
  *
- * - **One leader.** A participant claims leadership only when its node sorts first *and* a read of
- *   that node shows it belongs to the client's current session (CURATOR-696: a node of an expired
- *   session can still be listed after a reconnect). Waiting participants watch only the node just
- *   ahead of theirs (getData, never exists); when it goes they list again and keep their place
- *   (CURATOR-644/645), and they drop leadership before they start watching (CURATOR-653). The
- *   leader watches its own node: if anyone deletes it, or the whole latch path (CURATOR-724), it
- *   stops leading and joins again with a new node. It hears of that deletion only through its
+ * - **One leader.** Each participant reads its own node once it has created it, and leads only
+ *   with a node that belongs to the session that created it (CURATOR-696: a create's answer or a
+ *   listing can name a node of another, or an expired, session); that read also watches the node,
+ *   so its deletion by anyone (or of the whole latch path, CURATOR-724) is heard, and the latch
+ *   stops leading and joins again with a new node. A participant leads when a listing made in its
+ *   node's session shows its node first, while that session lasts; when the one node that was
+ *   ahead of it goes, it leads without reading again (no node created later can sort before it).
+ *   Waiting participants watch only the node just ahead of theirs (getData, never exists); when it
+ *   goes they list again and keep their place (CURATOR-644/645), and they drop leadership before
+ *   they start watching (CURATOR-653). A leader hears that its node was deleted only through its
  *   watch, so the next participant can lead a moment before the old leader stops: deleting a
  *   leader's node from outside is not a clean hand-over (as with Curator).
  * - **SUSPENDED.** Leadership is lost (`notLeader`) when the client's error policy is 'standard'
@@ -95,6 +98,13 @@ export class LeaderLatch implements AsyncDisposable {
   /** Nodes with a watch of ours outstanding in the current session: one is enough. */
   private readonly watching = new Set<string>();
   private dirty = false;
+  /**
+   * The one node ahead of ours at our last look, when there was exactly one; set to true once it
+   * is deleted: then no node can sort ahead of ours (later nodes sort after it), and the listing
+   * can be skipped.
+   */
+  private onlyAhead: string | undefined;
+  private onlyAheadGone = false;
   private draining = false;
   private idle: Promise<void> = Promise.resolve();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -297,17 +307,30 @@ export class LeaderLatch implements AsyncDisposable {
     this.retryTimer.unref();
   }
 
-  /** One look at the election: make sure we have a node in this session, then decide. */
+  /**
+   * One look at the election: make sure we have a node in this session, that it is ours and
+   * watched, then decide.
+   */
   private async step(): Promise<void> {
     // Nothing can be decided without a connection; the next CONNECTED or RECONNECTED kicks again.
     if (!this.client.isConnected) return;
-    let children: readonly string[];
-    if (this.node === undefined || this.nodeSession !== this.client.sessionId) {
-      children = await this.createNode();
-    } else {
-      children = await this.listChildren(this.closing.signal);
+    let children: readonly string[] | undefined;
+    if (this.node === undefined || this.nodeSession !== this.client.sessionId) children = await this.createNode();
+    const node = this.node;
+    if (node === undefined || this.lifecycle !== 'STARTED') return;
+    // Once per node (and again only if its watch fires): it must belong to the session that
+    // created it (CURATOR-696), and we watch it, so that its deletion by anyone is heard.
+    if (!this.watching.has(node) && !(await this.verifyOwn(node))) return;
+    if (children === undefined) {
+      if (this.onlyAheadGone) {
+        // The only node ahead of ours went, and no node created after ours sorts before it: first,
+        // without a read. Our node still stands: its watch would have told us first.
+        this.claim(node);
+        return;
+      }
+      children = await this.listChildren(this.closing.signal, this.nodeSession);
     }
-    await this.checkLeadership(children);
+    await this.checkLeadership(node, children);
   }
 
   /** Gives up leadership and any node we had, and takes a new place at the end of the line. */
@@ -322,39 +345,39 @@ export class LeaderLatch implements AsyncDisposable {
       signal: this.closing.signal,
     });
     this.node = created.path;
-    this.nodeSession = this.client.sessionId;
+    this.nodeSession = created.sessionId;
     log('%s: joined with %s (session 0x%s)', this.path, created.path, this.nodeSession.toString(16));
     return created.children;
   }
 
-  private async checkLeadership(children: readonly string[]): Promise<void> {
-    const node = this.node;
-    if (node === undefined || this.lifecycle !== 'STARTED') return;
+  /** Whether our node stands and belongs to its session; if not, it is dropped and we join again. */
+  private async verifyOwn(node: string): Promise<boolean> {
+    const stat = await this.readWatched(node);
+    if (stat !== null && stat.ephemeralOwner === this.nodeSession) return true;
+    log('%s: %s is gone or belongs to session 0x%s, not ours (0x%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession.toString(16));
+    this.setLeadership(false);
+    this.dropNode();
+    this.dirty = true;
+    return false;
+  }
+
+  /** Decides from a listing made in our node's session. */
+  private async checkLeadership(node: string, children: readonly string[]): Promise<void> {
     const sorted = sortLockNodes(children, [LEADER_LATCH_NAME]);
     const at = sorted.indexOf(nodeName(node));
     if (at < 0) {
-      // Our node is gone: someone deleted it, or the whole latch path (CURATOR-724). Join again.
+      // Our node is gone: someone deleted it, or the whole latch path (CURATOR-724), or it went
+      // with its session. Join again.
       log('%s: our node %s is gone (session 0x%s); joining again', this.path, node, this.client.sessionId.toString(16));
       this.setLeadership(false);
       this.node = undefined;
       this.dirty = true;
       return;
     }
+    this.onlyAhead = at === 1 ? joinPath(this.path, sorted[0]) : undefined;
+    this.onlyAheadGone = false;
     if (at === 0) {
-      // First in line; lead only if the node is really ours in this session (CURATOR-696). The
-      // read also watches our node, so that its deletion by anyone ends our leadership.
-      const stat = await this.readWatched(node);
-      const session = this.client.sessionId;
-      if (stat === null || stat.ephemeralOwner !== session) {
-        log('%s: %s sorts first but belongs to session 0x%s, not ours (0x%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), session.toString(16));
-        this.setLeadership(false);
-        this.dropNode();
-        this.dirty = true;
-        return;
-      }
-      // Something happened during the read (a state change, a watch): decide again instead.
-      if (this.dirty || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
-      this.setLeadership(true);
+      this.claim(node);
       return;
     }
     // Not first: not leader, before anything else (CURATOR-653).
@@ -362,6 +385,21 @@ export class LeaderLatch implements AsyncDisposable {
     const before = joinPath(this.path, sorted[at - 1]);
     // Gone already: list again and keep our place (CURATOR-644/645), rather than join again.
     if ((await this.readWatched(before)) === null) this.dirty = true;
+  }
+
+  /**
+   * First in line: lead, unless something happened meanwhile (a state change, a watch, another
+   * session): then the next step decides again.
+   */
+  private claim(node: string): void {
+    this.onlyAhead = undefined;
+    this.onlyAheadGone = false;
+    if (this.dirty || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
+    if (this.client.sessionId !== this.nodeSession || !this.watching.has(node)) {
+      this.dirty = true;
+      return;
+    }
+    this.setLeadership(true);
   }
 
   /**
@@ -387,6 +425,7 @@ export class LeaderLatch implements AsyncDisposable {
   private onWatch(node: string, event: WatchEvent): void {
     this.watching.delete(node);
     if (this.lifecycle !== 'STARTED') return;
+    if (node === this.onlyAhead && event.type === 'deleted') this.onlyAheadGone = true;
     if (node === this.node && event.type === 'deleted') {
       log('%s: our node %s was deleted (session 0x%s)', this.path, node, this.client.sessionId.toString(16));
       this.setLeadership(false);
@@ -394,16 +433,20 @@ export class LeaderLatch implements AsyncDisposable {
     this.kick();
   }
 
-  /** The latch path's children; none when it is gone. `signal` is the latch's own for its steps, none for queries. */
-  private async listChildren(signal: AbortSignal | undefined): Promise<string[]> {
+  /**
+   * The latch path's children; none when it is gone, or when `session` (our node's, for the
+   * latch's own steps) has ended: our node went with it. `signal` is the latch's own for its
+   * steps, none for queries.
+   */
+  private async listChildren(signal: AbortSignal | undefined, session?: bigint): Promise<string[]> {
     try {
-      return await this.client.getChildren(this.path, { signal });
+      return await this.client.getChildren(this.path, { signal, session });
     } catch (err) {
-      // The latch path is gone, and our node with it.
-      if (isZkError(err, 'NONODE')) return [];
+      if (isZkError(err, 'NONODE') || (session !== undefined && isZkError(err, 'SESSIONEXPIRED'))) return [];
       throw err;
     }
   }
+
 
   private async participantNodes(): Promise<string[]> {
     const children = await this.listChildren(undefined);

@@ -120,6 +120,26 @@ describe('LeaderLatch', () => {
     expect(log.overlaps()).toEqual([]);
   });
 
+  it('the follower right behind the leader takes over without a read', async () => {
+    const traced = new InstrumentedTransports();
+    const [a, b] = [latch(await connect(), 'a'), latch(await connect({ transportFactory: traced.factory }), 'b')];
+    const log = new LeadershipLog();
+    log.trackLatch('a', a);
+    log.trackLatch('b', b);
+    await startInOrder([a, b]);
+    await log.next('a', 'isLeader');
+    await eventually('B to watch A', () => traced.replies.includes(`getData ${a.ourPath}`));
+    const calls = traced.calls.length;
+
+    const mark = log.mark();
+    await a.close();
+    await log.next('b', 'isLeader', mark);
+    // No node created after B's sorts before it, and B's own node is known to be B's and watched
+    // since it joined: A's deletion settles it.
+    expect(traced.calls.slice(calls)).toEqual([]);
+    expect(log.overlaps()).toEqual([]);
+  });
+
   it('a predecessor gone before the follower can watch it: the follower lists again rather than joining again (CURATOR-644)', async () => {
     const traced = new InstrumentedTransports();
     const first = await connect();
