@@ -8,7 +8,7 @@ import { abortReason } from '../../src/util/async';
 import { validateFunction, validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
 import { sortLockNodes } from '../locks/sequence';
 import { LeaderLatchClosedError } from './errors';
-import { LEADER_LATCH_NAME, NO_LEADER, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
+import { LEADER_LATCH_NAME, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
 
 const log = debug('zk-recipes:leader:latch');
 
@@ -196,8 +196,7 @@ export class LeaderLatch implements AsyncDisposable {
 
   /** The leader, read from the server now; `{ id: '', isLeader: false }` when nobody takes part. */
   async getLeader(): Promise<Participant> {
-    const nodes = await this.participantNodes();
-    return nodes.length === 0 ? NO_LEADER : readLeader(this.client, nodes);
+    return readLeader(this.client, await this.participantNodes());
   }
 
   /**

@@ -6,7 +6,7 @@ import { abortReason } from '../../src/util/async';
 import { validateBoolean, validateFunction, validateOptions, validateString } from '../../src/validate';
 import { InterProcessMutex } from '../locks/InterProcessMutex';
 import { LeadershipInterruptedError } from './errors';
-import { NO_LEADER, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
+import { RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
 
 const log = debug('zk-recipes:leader:selector');
 
@@ -128,8 +128,7 @@ export class LeaderSelector implements AsyncDisposable {
 
   /** The leader, read from the server now; `{ id: '', isLeader: false }` when nobody is in line. */
   async getLeader(): Promise<Participant> {
-    const nodes = await this.mutex.getParticipantNodes();
-    return nodes.length === 0 ? NO_LEADER : readLeader(this.client, nodes);
+    return readLeader(this.client, await this.mutex.getParticipantNodes());
   }
 
   /**

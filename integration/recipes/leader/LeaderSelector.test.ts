@@ -33,14 +33,20 @@ describe('LeaderSelector', () => {
   beforeAll(async () => {
     server = await TestingServer.start({ forceSync: false });
   });
+  /**
+   * Set by a test that kills a connected leader's session from outside: the old leader hears of it
+   * only afterwards, as with a deleted node, so its last moment of leadership can overlap the next.
+   */
+  let killsConnectedLeader = false;
   beforeEach(() => {
     path = `${randomRoot('selector')}/leader`;
     log = new LeadershipLog();
+    killsConnectedLeader = false;
   });
   afterEach(async () => {
     await Promise.all(selectors.splice(0).map((s) => s.close()));
     await clients.closeAll();
-    expect(log.overlaps()).toEqual([]);
+    if (!killsConnectedLeader) expect(log.overlaps()).toEqual([]);
   });
   afterAll(() => server.close());
 
@@ -178,6 +184,7 @@ describe('LeaderSelector', () => {
     await log.next('a', 'isLeader');
     const mark = log.mark();
     const stateMark = states.mark();
+    killsConnectedLeader = true;
     await expireSession(leaderClient);
     const reason = await aborted(a.signals[0]);
     expect(reason).toBeInstanceOf(LockLostError);
