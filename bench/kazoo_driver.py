@@ -4,8 +4,12 @@ Everything runs in this one process: the orchestrator (bench/peers/remote.ts) se
 time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: ``open {connect,
 sessions, sessionTimeoutMs}`` opens that many KazooClients (one ZooKeeper session each); ``close``;
 ``uncontended {path, iterations}``; ``contended {path, durationMs}`` (one thread per open session);
-``handoff.queue {path, waiters}`` then ``handoff.run``; ``exit``. Every contender has its own
-kazoo Lock object on its own thread.
+``handoff.queue {path, waiters}`` then ``handoff.run``; ``rwlock {path, durationMs, writePercent}``
+(one thread per open session, each with its own ReadLock and WriteLock); ``leader.start {path}``,
+``leader.failover``, ``leader.stop`` (one Election per open session: kazoo has no LeaderLatch, and its
+Election is its Lock with the leader function run while held); ``queue.prepare {path, producers,
+consumers, items}`` then ``queue.run`` (one kazoo Queue per producer or consumer, each on its own
+session); ``exit``. Every contender has its own kazoo Lock object on its own thread.
 
 Overlap check: a holder increments a shared counter (under a threading.Lock) right after acquire()
 returns and decrements it right before release(); the span between is its critical section. Two
@@ -22,7 +26,10 @@ import threading
 import time
 
 from kazoo.client import KazooClient
-from kazoo.recipe.lock import Lock
+from kazoo.recipe.election import Election
+from kazoo.recipe.lock import Lock, ReadLock, WriteLock
+from kazoo.recipe.queue import Queue
+from kazoo.retry import ForceRetryError
 import kazoo.version
 
 _BASE = time.perf_counter_ns()
@@ -61,11 +68,99 @@ class Overlap:
             self._holders -= 1
 
 
+def _kazoo_before(major, minor):
+    try:
+        return tuple(int(x) for x in kazoo.version.__version__.split(".")[:2]) < (major, minor)
+    except ValueError:
+        return False
+
+
+class OrderedReadLock(ReadLock):
+    """A ReadLock that waits only for the last write node *before its own*.
+
+    kazoo before 2.9.0 has a reader wait for the last write node of the whole list, even one queued
+    behind the reader, and that writer waits for the reader: both wait forever (kazoo issue #649,
+    fixed in 2.9.0). Under the rwlock scenario's load it deadlocks within a second, so with such a
+    kazoo the driver runs this reader instead, which follows the ZooKeeper shared-lock recipe as
+    kazoo 2.9.0 does. Everything else is kazoo's own ReadLock.
+    """
+
+    def _get_predecessor(self, node):
+        children = self.client.get_children(self.path)
+        if node not in children:
+            raise ForceRetryError()  # our node is gone (a session loss): kazoo's own retry
+        mine = node[-10:]
+        before = None
+        for child in children:
+            match = self._contenders_re.search(child)
+            if match is None or match.group(1) >= mine:
+                continue
+            if before is None or match.group(1) > before.group(1):
+                before = match
+        return None if before is None else before.string
+
+
+#: The read lock the rwlock scenario runs, and what the results say about it.
+if _kazoo_before(2, 9):
+    RWLOCK_READ_LOCK = OrderedReadLock
+    RWLOCK_NOTE = ("kazoo %s's ReadLock deadlocks against a queued writer (kazoo issue #649, fixed in 2.9.0): "
+                   "the driver runs it with 2.9.0's rule, a reader waiting only for the last writer before it"
+                   % kazoo.version.__version__)
+else:
+    RWLOCK_READ_LOCK = ReadLock
+    RWLOCK_NOTE = None
+
+
+def session_seed(k):
+    """Session k's seed for the read-or-write choice: the same xorshift32 as bench/peers/rng.ts."""
+    seed = 0x9E3779B9 ^ (((k + 1) * 0x85EBCA6B) & 0xFFFFFFFF)
+    return seed or 1
+
+
+def xorshift32(x):
+    x ^= (x << 13) & 0xFFFFFFFF
+    x ^= x >> 17
+    x ^= (x << 5) & 0xFFFFFFFF
+    return x
+
+
+class RwOverlap:
+    """The read-write check: a writer entering while anyone holds, or a reader while a writer holds."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._readers = 0
+        self._writers = 0
+        self.violations = 0
+        self.max_readers = 0
+
+    def enter(self, write):
+        with self._guard:
+            if write:
+                if self._readers or self._writers:
+                    self.violations += 1
+                self._writers += 1
+            else:
+                if self._writers:
+                    self.violations += 1
+                self._readers += 1
+                self.max_readers = max(self.max_readers, self._readers)
+
+    def leave(self, write):
+        with self._guard:
+            if write:
+                self._writers -= 1
+            else:
+                self._readers -= 1
+
+
 class Driver:
     def __init__(self):
         self.clients = []
         self.uncontended_locks = {}
         self.handoff = None
+        self.election = None
+        self.queue_run = None
 
     # ------------------------------------------------------------ sessions
 
@@ -77,6 +172,8 @@ class Driver:
             client.start(timeout=30)
 
     def close(self):
+        self.leader_stop()
+        self.queue_stop()
         for client in self.clients:
             try:
                 client.stop()
@@ -162,6 +259,318 @@ class Driver:
             return self.handoff.run()
         finally:
             self.handoff = None
+
+    def rwlock(self, path, duration_ms, write_percent):
+        n = len(self.clients)
+        if n == 0:
+            raise RuntimeError("no sessions are open")
+        overlap = RwOverlap()
+        start = threading.Barrier(n + 1)
+        reads = [0] * n
+        writes = [0] * n
+        holds = [[] for _ in range(n)]
+        failures = []
+        deadline = [0]
+
+        def loop(k):
+            try:
+                read_lock = RWLOCK_READ_LOCK(self.session(k), path)
+                write_lock = WriteLock(self.session(k), path)
+                x = session_seed(k)
+                start.wait()
+                mine = holds[k]
+                while time.perf_counter_ns() < deadline[0]:
+                    x = xorshift32(x)
+                    write = x % 100 < write_percent
+                    lock = write_lock if write else read_lock
+                    lock.acquire()
+                    overlap.enter(write)
+                    t0 = micros()
+                    t1 = micros()
+                    overlap.leave(write)
+                    lock.release()
+                    mine.append(t0)
+                    mine.append(t1)
+                    mine.append(1 if write else 0)
+                    if write:
+                        writes[k] += 1
+                    else:
+                        reads[k] += 1
+            except Exception as e:  # noqa: BLE001 - reported to the orchestrator
+                failures.append(e)
+
+        threads = [threading.Thread(target=loop, args=(k,), name="rw-%d" % k, daemon=True) for k in range(n)]
+        for t in threads:
+            t.start()
+        deadline[0] = time.perf_counter_ns() + int(duration_ms * 1e6)
+        t0 = time.perf_counter_ns()
+        start.wait()
+        for t in threads:
+            t.join()
+        elapsed_ms = (time.perf_counter_ns() - t0) / 1e6
+        if failures:
+            raise RuntimeError("a contender failed: %r" % failures[0])
+        flat = [x for h in holds for x in h]
+        result = {"reads": reads, "writes": writes, "elapsedMs": elapsed_ms, "violations": overlap.violations,
+                  "maxReaders": overlap.max_readers, "holds": flat}
+        if RWLOCK_NOTE:
+            result["note"] = RWLOCK_NOTE
+        return result
+
+    def leader_start(self, path):
+        if not self.clients:
+            raise RuntimeError("no sessions are open")
+        if self.election is not None and self.election.path != path:
+            self.leader_stop()
+        if self.election is None:
+            self.election = Elections(self, path)
+        self.election.start()
+        return {}
+
+    def leader_failover(self):
+        if self.election is None:
+            raise RuntimeError("no election is running")
+        return self.election.failover()
+
+    def leader_stop(self):
+        election, self.election = self.election, None
+        if election is not None:
+            election.stop()
+        return {}
+
+    def queue_prepare(self, path, producers, consumers, items):
+        if self.queue_run is not None:
+            raise RuntimeError("a queue run is already prepared")
+        self.queue_run = QueueRun(self, path, int(producers), int(consumers), int(items))
+        self.queue_run.prepare()
+        return {}
+
+    def queue_go(self):
+        if self.queue_run is None:
+            raise RuntimeError("no queue run is prepared")
+        try:
+            return self.queue_run.run()
+        finally:
+            self.queue_stop()
+
+    def queue_stop(self):
+        run, self.queue_run = self.queue_run, None
+        if run is not None:
+            run.stop()
+
+
+class Participant:
+    """One kazoo Election on its own thread: it leads while its leader function runs, and leaves
+    the election (the function returns, the lock is released) once told to close."""
+
+    def __init__(self, elections, client, index):
+        self.elections = elections
+        self.election = Election(client, elections.path, "participant-%d" % index)
+        self.leading = False
+        self.closing = False
+        self.close_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="participant-%d" % index, daemon=True)
+
+    def _run(self):
+        try:
+            self.election.run(self._lead)
+        except Exception as e:  # noqa: BLE001 - reported to the orchestrator
+            self.elections.failures.append(e)
+
+    def _lead(self):
+        self.leading = True
+        self.elections.on_leader(self)
+        self.close_event.wait()
+        self.leading = False
+
+    def in_race(self):
+        return self.election.lock.node is not None
+
+    def close(self):
+        self.closing = True
+        if self.leading:
+            self.close_event.set()
+        else:
+            self.election.cancel()
+            self.close_event.set()
+
+
+class Elections:
+    """One Participant per session. start() fills every session that has none and waits until each
+    has its lock node and exactly one leads; failover() closes the leader and waits for the next
+    one's leader function to start."""
+
+    def __init__(self, driver, path):
+        self.driver = driver
+        self.path = path
+        self.parts = [None] * len(driver.clients)
+        self.guard = threading.Lock()
+        self.elections = 0
+        self.violations = 0
+        self.next = None
+        self.next_at = 0.0
+        self.failures = []
+
+    def on_leader(self, part):
+        at = micros()
+        with self.guard:
+            self.elections += 1
+            for other in self.parts:
+                if other is not None and other is not part and not other.closing and other.leading:
+                    self.violations += 1
+            if self.next is not None:
+                self.next_at = at
+                self.next.set()
+
+    def start(self):
+        for i in range(len(self.parts)):
+            if self.parts[i] is None:
+                part = Participant(self, self.driver.session(i), i)
+                with self.guard:
+                    self.parts[i] = part
+                part.thread.start()
+        deadline = time.monotonic() + 30
+        while True:
+            if self.failures:
+                raise RuntimeError("a participant failed: %r" % self.failures[0])
+            leaders = sum(1 for p in self.parts if p.leading)
+            if leaders == 1 and all(p.in_race() for p in self.parts):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("no single leader with every participant in the race after 30 s (%d leading)" % leaders)
+            time.sleep(0.002)
+
+    def failover(self):
+        at = next((i for i, p in enumerate(self.parts) if p is not None and p.leading), None)
+        if at is None:
+            raise RuntimeError("nobody leads")
+        old = self.parts[at]
+        arrived = threading.Event()
+        with self.guard:
+            self.elections = 0
+            self.violations = 0
+            self.next = arrived
+        try:
+            t0 = micros()
+            old.close()
+            if not arrived.wait(30):
+                raise RuntimeError("no new leader within 30 s")
+            old.thread.join(30)
+            leaders = sum(1 for p in self.parts if p is not None and p.leading)
+            with self.guard:
+                return {"failoverUs": self.next_at - t0, "leaders": leaders, "elections": self.elections,
+                        "violations": self.violations}
+        finally:
+            with self.guard:
+                self.next = None
+                self.parts[at] = None
+
+    def stop(self):
+        parts = [p for p in self.parts if p is not None]
+        self.parts = [None] * len(self.parts)
+        for p in parts:
+            p.close()
+        for p in parts:
+            p.thread.join(10)
+
+
+class QueueRun:
+    """Producers on sessions 0 … P-1 and consumers on the next C sessions, each with its own kazoo
+    Queue (put / get; get() deletes the item as it takes it, and returns None when the queue is
+    empty, so a consumer polls: it sleeps POLL_S after an empty get)."""
+
+    POLL_S = 0.005
+    STALL_S = 10.0
+    GRACE_S = 0.1
+
+    def __init__(self, driver, path, producers, consumers, items):
+        self.driver = driver
+        self.path = path
+        self.producers = producers
+        self.consumers = consumers
+        self.items = items
+        self.received = [[] for _ in range(consumers)]
+        self.guard = threading.Condition()
+        self.consumed = 0
+        self.last_consumed = 0.0
+        self.done_at = None
+        self.go = threading.Event()
+        self.stopping = threading.Event()
+        self.failures = []
+        self.threads = []
+
+    def prepare(self):
+        if len(self.driver.clients) < self.producers + self.consumers:
+            raise RuntimeError("%d producers and %d consumers need more sessions than %d"
+                               % (self.producers, self.consumers, len(self.driver.clients)))
+        self.driver.session(0).ensure_path(self.path)
+        for j in range(self.consumers):
+            queue = Queue(self.driver.session(self.producers + j), self.path)
+            t = threading.Thread(target=self._consume, args=(queue, self.received[j]), name="consumer-%d" % j, daemon=True)
+            self.threads.append(t)
+            t.start()
+
+    def _consume(self, queue, mine):
+        try:
+            self.go.wait()
+            while not self.stopping.is_set():
+                data = queue.get()
+                if data is None:
+                    time.sleep(self.POLL_S)
+                    continue
+                producer, _, seq = data.decode("utf-8").partition(":")
+                with self.guard:
+                    mine.append(int(producer))
+                    mine.append(int(seq))
+                    self.last_consumed = micros()
+                    self.consumed += 1
+                    if self.consumed == self.items:
+                        self.done_at = self.last_consumed
+                    self.guard.notify_all()
+        except Exception as e:  # noqa: BLE001 - reported to the orchestrator
+            self.failures.append(e)
+            with self.guard:
+                self.guard.notify_all()
+
+    def _produce(self, queue, producer, count):
+        try:
+            for s in range(count):
+                queue.put(("%d:%d" % (producer, s)).encode("utf-8"))
+        except Exception as e:  # noqa: BLE001 - reported to the orchestrator
+            self.failures.append(e)
+
+    def run(self):
+        producers = []
+        for k in range(self.producers):
+            count = self.items // self.producers + (1 if k < self.items % self.producers else 0)
+            queue = Queue(self.driver.session(k), self.path)
+            producers.append(threading.Thread(target=self._produce, args=(queue, k, count), name="producer-%d" % k, daemon=True))
+        t0 = micros()
+        self.go.set()
+        for t in producers:
+            t.start()
+        for t in producers:
+            t.join()
+        # Every item is in; wait for the last to be consumed, or for consumption to stall.
+        with self.guard:
+            while self.done_at is None and not self.failures:
+                before = self.consumed
+                self.guard.wait(self.STALL_S)
+                if self.done_at is None and self.consumed == before:
+                    break
+        time.sleep(self.GRACE_S)
+        self.stop()
+        if self.failures:
+            raise RuntimeError("a producer or consumer failed: %r" % self.failures[0])
+        with self.guard:
+            end = self.done_at if self.done_at is not None else self.last_consumed
+            return {"elapsedMs": (end - t0) / 1000.0, "received": [list(r) for r in self.received]}
+
+    def stop(self):
+        self.stopping.set()
+        self.go.set()
+        for t in self.threads:
+            t.join(10)
 
 
 class Handoff:
@@ -252,6 +661,18 @@ def main():
                 result = driver.handoff_queue(request["path"], request["waiters"])
             elif cmd == "handoff.run":
                 result = driver.handoff_run()
+            elif cmd == "rwlock":
+                result = driver.rwlock(request["path"], request["durationMs"], request["writePercent"])
+            elif cmd == "leader.start":
+                result = driver.leader_start(request["path"])
+            elif cmd == "leader.failover":
+                result = driver.leader_failover()
+            elif cmd == "leader.stop":
+                result = driver.leader_stop()
+            elif cmd == "queue.prepare":
+                result = driver.queue_prepare(request["path"], request["producers"], request["consumers"], request["items"])
+            elif cmd == "queue.run":
+                result = driver.queue_go()
             else:
                 raise ValueError("unknown command %s" % cmd)
             reply = {"id": rid, "ok": True}

@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- [suites…] [--quick] [--connect host:port] [sizes…]`
  *
- * Suites: the lock scenarios in bench/scenarios/ (`uncontended`, `contended`, `handoff`; all of
- * them when none is named) and `client` (the client framework against the bare binding).
+ * Suites: the scenarios in bench/scenarios/ (`uncontended`, `contended`, `handoff`, `rwlock`,
+ * `leader`, `queue`; all of them when none is named) and `client` (the client framework against
+ * the bare binding).
  *
  * Starts an embedded ZooKeeper through the testing harness (full JIT, fsync off), or uses the server
  * given with --connect, and measures zk-recipes, Curator 5 (a Java driver), kazoo (a Python
@@ -11,8 +12,10 @@
  * installed is skipped with a note naming its install command.
  *
  * Sizes and lengths: --sessions 2,8,32 (contended), --waiters 100,1000 (handoff), --sizes N,M
- * (both of those), --handoff-sessions 4, --rounds N, --duration ms (contended), --iterations N
- * (uncontended), --libs zk-recipes,curator,kazoo,redis.
+ * (both of those), --handoff-sessions 4, --rounds N (leader: failovers per library), --duration ms
+ * (contended, rwlock), --iterations N (uncontended), --rw-sessions 8 (rwlock), --participants 5
+ * (leader), --queue-sizes 1,4 (queue: N producers × N consumers), --queue-items M (queue),
+ * --libs zk-recipes,curator,kazoo,redis.
  *
  * --quick is a smoke run with tiny sizes (CI): its figures mean nothing, no goal fails it, and it
  * writes bench/results-quick.md (never bench/results.md). A run of every scenario writes
@@ -48,6 +51,10 @@ interface Args {
   rounds: number | undefined;
   durationMs: number | undefined;
   iterations: number | undefined;
+  rwSessions: number[] | undefined;
+  participants: number | undefined;
+  queueSizes: number[] | undefined;
+  queueItems: number | undefined;
   libs: PeerId[] | undefined;
 }
 
@@ -74,6 +81,10 @@ export function parseArgs(argv: readonly string[]): Args {
     rounds: undefined,
     durationMs: undefined,
     iterations: undefined,
+    rwSessions: undefined,
+    participants: undefined,
+    queueSizes: undefined,
+    queueItems: undefined,
     libs: undefined,
   };
   let sizes: number[] | undefined;
@@ -114,6 +125,19 @@ export function parseArgs(argv: readonly string[]): Args {
         break;
       case '--iterations':
         args.iterations = positiveInt(flag, next());
+        break;
+      case '--rw-sessions':
+        args.rwSessions = positiveInts(flag, next());
+        break;
+      case '--participants':
+        args.participants = positiveInt(flag, next());
+        if (args.participants < 2) throw new Error('--participants takes 2 or more (a failover needs a next leader)');
+        break;
+      case '--queue-sizes':
+        args.queueSizes = positiveInts(flag, next());
+        break;
+      case '--queue-items':
+        args.queueItems = positiveInt(flag, next());
         break;
       case '--libs': {
         const libs = (next() ?? '').split(',').filter(Boolean) as PeerId[];
@@ -217,6 +241,10 @@ async function main(): Promise<void> {
     rounds: args.rounds,
     durationMs: args.durationMs,
     iterations: args.iterations,
+    rwSessions: args.rwSessions ?? [8],
+    participants: args.participants ?? (quick ? 3 : 5),
+    queueSizes: args.queueSizes ?? [1, 4],
+    queueItems: args.queueItems,
   };
   const began = Date.now();
   const log = (message: string) => console.error(`[bench ${((Date.now() - began) / 1000).toFixed(1).padStart(5)} s] ${message}`);

@@ -22,7 +22,15 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.queue.DistributedQueue;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
@@ -32,9 +40,13 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: {@code open
  * {connect, sessions, sessionTimeoutMs}} opens that many CuratorFrameworks (one ZooKeeper session
  * each); {@code close}; {@code uncontended {path, iterations}}; {@code contended {path, durationMs}}
- * (one thread per open session); {@code handoff.queue {path, waiters}} then {@code handoff.run}; {@code
- * exit}. Every contender has its own InterProcessMutex on its own thread, as Curator's locks belong to
- * threads.
+ * (one thread per open session); {@code handoff.queue {path, waiters}} then {@code handoff.run};
+ * {@code rwlock {path, durationMs, writePercent}} (one thread per open session, each with its own
+ * InterProcessReadWriteLock); {@code leader.start {path}}, {@code leader.failover}, {@code
+ * leader.stop} (one LeaderLatch per open session); {@code queue.prepare {path, producers, consumers,
+ * items}} then {@code queue.run} (one DistributedQueue per producer or consumer, each on its own
+ * session); {@code exit}. Every contender has its own lock object on its own thread, as Curator's
+ * locks belong to threads.
  *
  * <p>Overlap check: a holder increments a shared AtomicInteger right after acquire() returns and
  * decrements it right before release(); the span between is its critical section. Any two overlapping
@@ -49,6 +61,8 @@ public final class CuratorBench {
     private final List<CuratorFramework> clients = new ArrayList<>();
     private final Map<String, InterProcessMutex> uncontendedMutexes = new LinkedHashMap<>();
     private Handoff handoff;
+    private Election election;
+    private QueueRun queueRun;
 
     public static void main(String[] args) throws Exception {
         // Only protocol lines may reach stdout.
@@ -91,6 +105,34 @@ public final class CuratorBench {
             case "close":
                 closeSessions();
                 handoff = null;
+                return;
+            case "rwlock":
+                rwlock(str(a, "path"), num(a, "durationMs"), (int) num(a, "writePercent"), reply);
+                return;
+            case "leader.start":
+                if (election != null && !election.path.equals(str(a, "path"))) stopElection();
+                if (election == null) election = new Election(str(a, "path"), clients.size());
+                election.start();
+                return;
+            case "leader.failover":
+                if (election == null) throw new IllegalStateException("no election is running");
+                election.failover(reply);
+                return;
+            case "leader.stop":
+                stopElection();
+                return;
+            case "queue.prepare":
+                if (queueRun != null) throw new IllegalStateException("a queue run is already prepared");
+                queueRun = new QueueRun(str(a, "path"), (int) num(a, "producers"), (int) num(a, "consumers"), (int) num(a, "items"));
+                queueRun.prepare();
+                return;
+            case "queue.run":
+                if (queueRun == null) throw new IllegalStateException("no queue run is prepared");
+                try {
+                    queueRun.run(reply);
+                } finally {
+                    stopQueue();
+                }
                 return;
             case "uncontended":
                 uncontended(str(a, "path"), (int) num(a, "iterations"), reply);
@@ -136,6 +178,8 @@ public final class CuratorBench {
     }
 
     private void closeSessions() {
+        stopElection();
+        stopQueue();
         for (CuratorFramework client : clients) client.close();
         clients.clear();
         uncontendedMutexes.clear();
@@ -297,6 +341,385 @@ public final class CuratorBench {
             reply.putRaw("acquiredUs", Json.array(acquired, acquired.length))
                     .putRaw("releasedUs", Json.array(released, released.length))
                     .put("violations", violations.get());
+        }
+    }
+
+    // ------------------------------------------------------------------ read-write lock
+
+    /** Session k's seed for the read-or-write choice: the same xorshift32 as bench/peers/rng.ts. */
+    static int sessionSeed(int k) {
+        int seed = 0x9e3779b9 ^ ((k + 1) * 0x85ebca6b);
+        return seed == 0 ? 1 : seed;
+    }
+
+    static int xorshift32(int x) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        return x;
+    }
+
+    /** The in-process check: a writer entering while anyone holds, or a reader while a writer holds. */
+    private static final class RwHolds {
+        private int readers;
+        private int writers;
+        int violations;
+        int maxReaders;
+
+        synchronized void enter(boolean write) {
+            if (write) {
+                if (readers != 0 || writers != 0) violations++;
+                writers++;
+            } else {
+                if (writers != 0) violations++;
+                readers++;
+                maxReaders = Math.max(maxReaders, readers);
+            }
+        }
+
+        synchronized void leave(boolean write) {
+            if (write) writers--;
+            else readers--;
+        }
+    }
+
+    /** One thread per session, each with its own InterProcessReadWriteLock, reading or writing until the deadline. */
+    private void rwlock(String path, double durationMs, int writePercent, Json reply) throws Exception {
+        int n = clients.size();
+        if (n == 0) throw new IllegalStateException("no sessions are open");
+        RwHolds check = new RwHolds();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CyclicBarrier start = new CyclicBarrier(n + 1);
+        int[] reads = new int[n];
+        int[] writes = new int[n];
+        List<double[]> holds = new ArrayList<>();
+        int[] holdLengths = new int[n];
+        Thread[] threads = new Thread[n];
+        long[] deadline = new long[1];
+        for (int i = 0; i < n; i++) {
+            final int k = i;
+            holds.add(new double[1536]);
+            threads[i] = new Thread(() -> {
+                double[] h = holds.get(k);
+                int len = 0;
+                try {
+                    InterProcessReadWriteLock rw = new InterProcessReadWriteLock(session(k), path);
+                    InterProcessMutex readLock = rw.readLock();
+                    InterProcessMutex writeLock = rw.writeLock();
+                    int x = sessionSeed(k);
+                    start.await();
+                    while (System.nanoTime() < deadline[0]) {
+                        x = xorshift32(x);
+                        boolean write = Integer.remainderUnsigned(x, 100) < writePercent;
+                        InterProcessMutex lock = write ? writeLock : readLock;
+                        lock.acquire();
+                        check.enter(write);
+                        double t0 = micros();
+                        double t1 = micros();
+                        check.leave(write);
+                        lock.release();
+                        if (len + 3 > h.length) h = java.util.Arrays.copyOf(h, h.length * 2);
+                        h[len++] = t0;
+                        h[len++] = t1;
+                        h[len++] = write ? 1 : 0;
+                        if (write) writes[k]++;
+                        else reads[k]++;
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+                holds.set(k, h);
+                holdLengths[k] = len;
+            }, "rw-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        deadline[0] = System.nanoTime() + (long) (durationMs * 1e6);
+        long t0 = System.nanoTime();
+        start.await();
+        for (Thread t : threads) t.join();
+        double elapsedMs = (System.nanoTime() - t0) / 1e6;
+        if (failure.get() != null) throw new RuntimeException("a contender failed", failure.get());
+        StringBuilder all = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            double[] h = holds.get(i);
+            for (int j = 0; j < holdLengths[i]; j++) {
+                if (all.length() > 1) all.append(',');
+                all.append(Json.number(h[j]));
+            }
+        }
+        all.append(']');
+        reply.putRaw("reads", ints(reads)).putRaw("writes", ints(writes)).put("elapsedMs", elapsedMs)
+                .put("violations", check.violations).put("maxReaders", check.maxReaders).putRaw("holds", all.toString());
+    }
+
+    private static String ints(int[] values) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < values.length; i++) b.append(i == 0 ? "" : ",").append(values[i]);
+        return b.append(']').toString();
+    }
+
+    // ------------------------------------------------------------------ leader election
+
+    private void stopElection() {
+        if (election == null) return;
+        election.stop();
+        election = null;
+    }
+
+    /**
+     * One LeaderLatch per session (each with its listener). start() fills every session that has
+     * no participant and waits until each has its node and exactly one leads; failover() closes
+     * the leader and waits for the next one's isLeader callback.
+     */
+    private final class Election {
+        final String path;
+        final Part[] parts;
+        int elections;
+        int violations;
+        CountDownLatch next;
+        double nextAt;
+
+        Election(String path, int sessions) {
+            this.path = path;
+            this.parts = new Part[sessions];
+        }
+
+        synchronized void onLeader(Part p) {
+            double at = micros();
+            elections++;
+            for (Part o : parts) {
+                if (o != null && o != p && !o.closing && o.latch.hasLeadership()) violations++;
+            }
+            if (next != null) {
+                nextAt = at;
+                next.countDown();
+            }
+        }
+
+        void start() throws Exception {
+            for (int i = 0; i < parts.length; i++) {
+                if (parts[i] != null) continue;
+                Part p = new Part(new LeaderLatch(session(i), path, "participant-" + i));
+                p.latch.addListener(new LeaderLatchListener() {
+                    @Override
+                    public void isLeader() {
+                        onLeader(p);
+                    }
+
+                    @Override
+                    public void notLeader() {
+                        // nothing: leadership is read with hasLeadership()
+                    }
+                });
+                synchronized (this) {
+                    parts[i] = p;
+                }
+                p.latch.start();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                int leaders = 0;
+                boolean joined = true;
+                for (Part p : parts) {
+                    if (p.latch.getOurPath() == null) joined = false;
+                    if (p.latch.hasLeadership()) leaders++;
+                }
+                if (joined && leaders == 1) return;
+                if (System.nanoTime() > deadline) throw new IllegalStateException("no single leader with every participant in the race after 30 s (" + leaders + " leading)");
+                Thread.sleep(2);
+            }
+        }
+
+        void failover(Json reply) throws Exception {
+            int at = -1;
+            for (int i = 0; i < parts.length; i++) if (parts[i] != null && parts[i].latch.hasLeadership()) at = i;
+            if (at < 0) throw new IllegalStateException("nobody leads");
+            Part old = parts[at];
+            CountDownLatch arrived = new CountDownLatch(1);
+            synchronized (this) {
+                elections = 0;
+                violations = 0;
+                next = arrived;
+            }
+            old.closing = true;
+            double t0 = micros();
+            try {
+                old.latch.close();
+                if (!arrived.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("no new leader within 30 s");
+                int leaders = 0;
+                for (Part p : parts) if (p != null && p.latch.hasLeadership()) leaders++;
+                synchronized (this) {
+                    reply.put("failoverUs", nextAt - t0).put("leaders", leaders).put("elections", elections).put("violations", violations);
+                    next = null;
+                }
+            } finally {
+                synchronized (this) {
+                    next = null;
+                    parts[at] = null;
+                }
+            }
+        }
+
+        void stop() {
+            for (int i = 0; i < parts.length; i++) {
+                Part p = parts[i];
+                parts[i] = null;
+                if (p == null || p.latch.getState() != LeaderLatch.State.STARTED) continue;
+                try {
+                    p.latch.close();
+                } catch (Exception e) {
+                    // best effort: the sessions close next
+                }
+            }
+        }
+    }
+
+    private static final class Part {
+        final LeaderLatch latch;
+        volatile boolean closing;
+
+        Part(LeaderLatch latch) {
+            this.latch = latch;
+        }
+    }
+
+    // ------------------------------------------------------------------ queue
+
+    /** Items as UTF-8 strings (Curator frames them in its own node format around these bytes). */
+    private static final QueueSerializer<String> STRINGS = new QueueSerializer<String>() {
+        @Override
+        public byte[] serialize(String item) {
+            return item.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String deserialize(byte[] bytes) {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
+    };
+
+    private void stopQueue() {
+        if (queueRun == null) return;
+        queueRun.stop();
+        queueRun = null;
+    }
+
+    /**
+     * Producers on sessions 0 … P−1 and consumers on the next C sessions, each with its own
+     * DistributedQueue built by QueueBuilder with its defaults (no lock path: items are deleted as
+     * they are taken; puts in the background; consumers on the direct executor).
+     */
+    private final class QueueRun {
+        final String path;
+        final int producers;
+        final int consumers;
+        final int items;
+        final List<DistributedQueue<String>> producerQueues = new ArrayList<>();
+        final List<DistributedQueue<String>> consumerQueues = new ArrayList<>();
+        final List<List<int[]>> received = new ArrayList<>();
+        final Object progress = new Object();
+        int consumed;
+        double lastConsumedUs;
+        double doneUs = -1;
+
+        QueueRun(String path, int producers, int consumers, int items) {
+            this.path = path;
+            this.producers = producers;
+            this.consumers = consumers;
+            this.items = items;
+        }
+
+        void prepare() throws Exception {
+            if (clients.size() < producers + consumers) throw new IllegalStateException(producers + " producers and " + consumers + " consumers need more sessions than " + clients.size());
+            for (int k = 0; k < producers; k++) {
+                DistributedQueue<String> q = QueueBuilder.builder(session(k), (QueueConsumer<String>) null, STRINGS, path).buildQueue();
+                producerQueues.add(q);
+                q.start();
+            }
+            for (int j = 0; j < consumers; j++) {
+                List<int[]> mine = new ArrayList<>();
+                received.add(mine);
+                QueueConsumer<String> consumer = new QueueConsumer<String>() {
+                    @Override
+                    public void consumeMessage(String item) {
+                        int colon = item.indexOf(':');
+                        int[] got = {Integer.parseInt(item.substring(0, colon)), Integer.parseInt(item.substring(colon + 1))};
+                        synchronized (progress) {
+                            mine.add(got);
+                            lastConsumedUs = micros();
+                            if (++consumed == items) doneUs = lastConsumedUs;
+                            progress.notifyAll();
+                        }
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework client, ConnectionState newState) {
+                        // the sessions outlive the run
+                    }
+                };
+                DistributedQueue<String> q = QueueBuilder.builder(session(producers + j), consumer, STRINGS, path).buildQueue();
+                consumerQueues.add(q);
+                q.start();
+            }
+        }
+
+        void run(Json reply) throws Exception {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread[] threads = new Thread[producers];
+            for (int k = 0; k < producers; k++) {
+                final int mine = items / producers + (k < items % producers ? 1 : 0);
+                final DistributedQueue<String> q = producerQueues.get(k);
+                final int producer = k;
+                threads[k] = new Thread(() -> {
+                    try {
+                        for (int s = 0; s < mine; s++) q.put(producer + ":" + s);
+                        if (!q.flushPuts(60, TimeUnit.SECONDS)) throw new IllegalStateException("puts not flushed within 60 s");
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }, "producer-" + k);
+                threads[k].setDaemon(true);
+            }
+            double t0 = micros();
+            for (Thread t : threads) t.start();
+            for (Thread t : threads) t.join();
+            if (failure.get() != null) throw new RuntimeException("a producer failed", failure.get());
+            // Every item is in; wait for the last to be consumed, or for consumption to stall.
+            synchronized (progress) {
+                while (doneUs < 0) {
+                    int before = consumed;
+                    progress.wait(10_000);
+                    if (doneUs < 0 && consumed == before) break;
+                }
+            }
+            Thread.sleep(100);
+            StringBuilder all = new StringBuilder("[");
+            double endUs;
+            synchronized (progress) {
+                endUs = doneUs >= 0 ? doneUs : lastConsumedUs;
+                for (int j = 0; j < received.size(); j++) {
+                    all.append(j == 0 ? "[" : ",[");
+                    List<int[]> list = received.get(j);
+                    for (int i = 0; i < list.size(); i++) all.append(i == 0 ? "" : ",").append(list.get(i)[0]).append(',').append(list.get(i)[1]);
+                    all.append(']');
+                }
+            }
+            all.append(']');
+            reply.put("elapsedMs", (endUs - t0) / 1000.0).putRaw("received", all.toString());
+        }
+
+        void stop() {
+            for (DistributedQueue<String> q : consumerQueues) closeQuietly(q);
+            for (DistributedQueue<String> q : producerQueues) closeQuietly(q);
+        }
+
+        private void closeQuietly(DistributedQueue<String> q) {
+            try {
+                q.close();
+            } catch (Exception e) {
+                // best effort: the sessions close next
+            }
         }
     }
 

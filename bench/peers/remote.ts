@@ -5,7 +5,7 @@
  * `{"event":"ready","versions":{…}}`, and exits when its stdin closes.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { ContendedRun, HandoffRun, LockPeer, PeerId } from './types';
+import type { ContendedRun, HandoffRun, LeaderFailover, LockPeer, PeerId, QueueRun, RwLockRun } from './types';
 
 const STDERR_TAIL = 6_000;
 
@@ -121,6 +121,12 @@ function pairs(flat: readonly number[]): Array<[number, number]> {
   return out;
 }
 
+function triples(flat: readonly number[]): Array<[number, number, number]> {
+  const out: Array<[number, number, number]> = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) out.push([flat[i], flat[i + 1], flat[i + 2]]);
+  return out;
+}
+
 /** A LockPeer whose sessions live in a driver process. */
 export class RemotePeer implements LockPeer {
   readonly usesZooKeeper = true;
@@ -164,6 +170,41 @@ export class RemotePeer implements LockPeer {
   async handoffRun(): Promise<HandoffRun> {
     const reply = await this.proc.request('handoff.run', {}, 600_000);
     return { acquiredUs: reply.acquiredUs as number[], releasedUs: reply.releasedUs as number[], violations: reply.violations as number };
+  }
+
+  async rwlock(path: string, durationMs: number, writePercent: number): Promise<RwLockRun> {
+    const reply = await this.proc.request('rwlock', { path, durationMs, writePercent }, durationMs + 120_000);
+    return {
+      reads: reply.reads as number[],
+      writes: reply.writes as number[],
+      elapsedMs: reply.elapsedMs as number,
+      violations: reply.violations as number,
+      maxReaders: reply.maxReaders as number,
+      holds: triples(reply.holds as number[]),
+      note: typeof reply.note === 'string' ? reply.note : undefined,
+    };
+  }
+
+  async leaderStart(path: string): Promise<void> {
+    await this.proc.request('leader.start', { path }, 60_000);
+  }
+
+  async leaderFailover(): Promise<LeaderFailover> {
+    const reply = await this.proc.request('leader.failover', {}, 60_000);
+    return { failoverUs: reply.failoverUs as number, leaders: reply.leaders as number, elections: reply.elections as number, violations: reply.violations as number };
+  }
+
+  async leaderStop(): Promise<void> {
+    await this.proc.request('leader.stop', {}, 60_000);
+  }
+
+  async queuePrepare(path: string, producers: number, consumers: number, items: number): Promise<void> {
+    await this.proc.request('queue.prepare', { path, producers, consumers, items }, 60_000);
+  }
+
+  async queueRun(): Promise<QueueRun> {
+    const reply = await this.proc.request('queue.run', {}, 600_000);
+    return { elapsedMs: reply.elapsedMs as number, received: (reply.received as number[][]).map(pairs) };
   }
 
   async shutdown(): Promise<void> {

@@ -32,6 +32,52 @@ export interface HandoffRun {
   violations: number;
 }
 
+export interface RwLockRun {
+  /** Read acquisitions per session. */
+  reads: number[];
+  /** Write acquisitions per session. */
+  writes: number[];
+  /** From the common start to the end of the last loop. */
+  elapsedMs: number;
+  /**
+   * Critical sections entered in conflict, counted by the holder process: a writer entering while
+   * anyone holds, or a reader entering while a writer holds.
+   */
+  violations: number;
+  /** The most readers the holder process saw inside at once (1 means reads never overlapped). */
+  maxReaders: number;
+  /** Every critical section as [start µs, end µs, kind], kind 0 for a read and 1 for a write. */
+  holds: Array<[number, number, number]>;
+  /** What the driver had to know or do about this library's lock, for the results. */
+  note?: string;
+}
+
+export interface LeaderFailover {
+  /** From the start of the leader's close to the next leader's isLeader callback, µs. */
+  failoverUs: number;
+  /**
+   * Participants that claim leadership once the next leader's callback has run and the old
+   * leader's close has returned (the closed one included): must be 1.
+   */
+  leaders: number;
+  /** isLeader callbacks during the failover: must be 1. */
+  elections: number;
+  /** isLeader callbacks that found another open participant still leading: must be 0. */
+  violations: number;
+}
+
+export interface QueueRun {
+  /** From the first put's start to the moment the last of the items was consumed. */
+  elapsedMs: number;
+  /** Per consumer, in the order it consumed them: the items as [producer, sequence] pairs. */
+  received: Array<Array<[number, number]>>;
+}
+
+/** Items per producer of a queue run: `items` spread evenly, the first producers taking the remainder. */
+export function itemsPerProducer(items: number, producers: number): number[] {
+  return Array.from({ length: producers }, (_, k) => Math.floor(items / producers) + (k < items % producers ? 1 : 0));
+}
+
 export interface LockPeer {
   readonly id: PeerId;
   /** Name and version for tables: "Curator 5.4.0". */
@@ -56,6 +102,34 @@ export interface LockPeer {
   handoffQueue?(path: string, waiters: number): Promise<void>;
   /** Releases the first holder and resolves once every waiter has held and released the lock. */
   handoffRun?(): Promise<HandoffRun>;
+  /**
+   * Read-write lock: one loop per open session, each with its own read and write lock objects on
+   * `path`, for `durationMs`; each turn takes the write lock with probability `writePercent`/100
+   * (the session's own seeded xorshift32, see peers/rng.ts, the same sequence in every library),
+   * else the read lock, then releases it.
+   */
+  rwlock?(path: string, durationMs: number, writePercent: number): Promise<RwLockRun>;
+  /**
+   * Leader election: every open session without a participant on `path` gets a new one (a latch,
+   * or for kazoo an Election); resolves once every participant has its node and exactly one leads.
+   */
+  leaderStart?(path: string): Promise<void>;
+  /** Closes the leader and resolves once the next one's isLeader callback has run. */
+  leaderFailover?(): Promise<LeaderFailover>;
+  /** Closes every participant. */
+  leaderStop?(): Promise<void>;
+  /**
+   * Queue: sessions 0 … producers−1 get a producer each, the next `consumers` sessions a consumer
+   * each, on `path`; the consumers start listening (kazoo's, which poll, wait for queueRun).
+   * `items` in total, spread evenly over the producers, each item naming its producer and its
+   * sequence within that producer.
+   */
+  queuePrepare?(path: string, producers: number, consumers: number, items: number): Promise<void>;
+  /**
+   * Every producer puts its items; resolves once as many items as were put have been consumed, or
+   * once nothing has been consumed for 10 s (items were lost), then stops the consumers.
+   */
+  queueRun?(): Promise<QueueRun>;
   /** Ends the peer (its process, for remote peers). */
   shutdown(): Promise<void>;
 }

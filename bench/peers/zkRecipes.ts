@@ -1,8 +1,63 @@
-/** zk-recipes' InterProcessMutex, in this process: one ZkClient per session. */
+/**
+ * zk-recipes in this process, one ZkClient per session: InterProcessMutex (scenarios 1–3),
+ * InterProcessReadWriteLock (rwlock), LeaderLatch (leader) and DistributedQueue (queue).
+ */
 import { ZkClient } from '../../src';
-import { InterProcessMutex } from '../../recipes/locks';
-import { HoldCounter, clockUs } from './clock';
-import type { ContendedRun, HandoffRun, LockPeer } from './types';
+import { LeaderLatch } from '../../recipes/leader';
+import { InterProcessMutex, InterProcessReadWriteLock } from '../../recipes/locks';
+import { DistributedQueue } from '../../recipes/queue';
+import { HoldCounter, RwHoldCounter, clockUs } from './clock';
+import { XorShift32, sessionSeed } from './rng';
+import { itemsPerProducer, type ContendedRun, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
+
+/** A queue run that has consumed nothing for this long gives up (items were lost). */
+export const QUEUE_STALL_MS = 10_000;
+/** After the last item, how long consumers keep listening for a duplicate. */
+export const QUEUE_GRACE_MS = 100;
+/** How long leader.start and leader.failover wait for a leader. */
+const LEADER_TIMEOUT_MS = 30_000;
+
+interface Participant {
+  latch: LeaderLatch;
+  closing: boolean;
+}
+
+interface Election {
+  path: string;
+  /** Per session: its participant, if it has one. */
+  parts: Array<Participant | undefined>;
+  elections: number;
+  violations: number;
+  onLeader: ((atUs: number) => void) | undefined;
+}
+
+interface QueueState {
+  producers: Array<DistributedQueue<string>>;
+  consumers: Array<DistributedQueue<string>>;
+  /** Items per producer. */
+  perProducer: number[];
+  items: number;
+  received: Array<Array<[number, number]>>;
+  consumed: number;
+  lastConsumedUs: number;
+  /** When the items-th item was consumed. */
+  doneUs: number | undefined;
+  /** Wakes queueRun's wait. */
+  wake: (() => void) | undefined;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `condition` every few ms until it holds; throws `what` after `timeoutMs`. */
+async function until(condition: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(what());
+    await sleep(2);
+  }
+}
 
 export class ZkRecipesPeer implements LockPeer {
   readonly id = 'zk-recipes' as const;
@@ -10,6 +65,8 @@ export class ZkRecipesPeer implements LockPeer {
   private clients: ZkClient[] = [];
   private readonly uncontendedMutexes = new Map<string, InterProcessMutex>();
   private queued: { release: () => Promise<void>; done: Promise<void>; acquired: number[]; released: number[]; counter: HoldCounter } | undefined;
+  private election: Election | undefined;
+  private queue: QueueState | undefined;
 
   constructor(
     private readonly connectString: string,
@@ -32,6 +89,8 @@ export class ZkRecipesPeer implements LockPeer {
   }
 
   async closeSessions(): Promise<void> {
+    await this.leaderStop().catch(() => undefined);
+    await this.stopQueue().catch(() => undefined);
     const clients = this.clients;
     this.clients = [];
     this.uncontendedMutexes.clear();
@@ -131,6 +190,169 @@ export class ZkRecipesPeer implements LockPeer {
     await q.release();
     await q.done;
     return { acquiredUs: q.acquired, releasedUs: q.released, violations: q.counter.violations };
+  }
+
+  async rwlock(path: string, durationMs: number, writePercent: number): Promise<RwLockRun> {
+    const n = this.clients.length;
+    if (n === 0) throw new Error('no sessions are open');
+    const counter = new RwHoldCounter();
+    const reads = new Array<number>(n).fill(0);
+    const writes = new Array<number>(n).fill(0);
+    const holds: Array<[number, number, number]> = [];
+    const t0 = clockUs();
+    const deadline = t0 + durationMs * 1000;
+    await Promise.all(
+      this.clients.map(async (client, k) => {
+        const rw = new InterProcessReadWriteLock(client, path);
+        const readLock = rw.readLock();
+        const writeLock = rw.writeLock();
+        const rng = new XorShift32(sessionSeed(k));
+        while (clockUs() < deadline) {
+          const write = rng.writes(writePercent);
+          const lease = await (write ? writeLock : readLock).acquire();
+          counter.enter(write);
+          const start = clockUs();
+          const end = clockUs();
+          counter.leave(write);
+          await lease.release();
+          holds.push([start, end, write ? 1 : 0]);
+          if (write) writes[k]++;
+          else reads[k]++;
+        }
+      }),
+    );
+    return { reads, writes, elapsedMs: (clockUs() - t0) / 1000, violations: counter.violations, maxReaders: counter.maxReaders, holds };
+  }
+
+  async leaderStart(path: string): Promise<void> {
+    if (this.clients.length === 0) throw new Error('no sessions are open');
+    if (this.election && this.election.path !== path) await this.leaderStop();
+    const e: Election = (this.election ??= { path, parts: new Array<Participant | undefined>(this.clients.length).fill(undefined), elections: 0, violations: 0, onLeader: undefined });
+    this.clients.forEach((client, i) => {
+      if (e.parts[i]) return;
+      const latch = new LeaderLatch(client, path, { id: `participant-${i}` });
+      const p: Participant = { latch, closing: false };
+      latch.on('isLeader', () => {
+        const atUs = clockUs();
+        e.elections++;
+        if (e.parts.some((o) => o !== undefined && o !== p && !o.closing && o.latch.hasLeadership)) e.violations++;
+        e.onLeader?.(atUs);
+      });
+      e.parts[i] = p;
+      latch.start();
+    });
+    const parts = () => e.parts.filter((p): p is Participant => p !== undefined);
+    await until(
+      () => parts().every((p) => p.latch.ourPath !== undefined) && parts().filter((p) => p.latch.hasLeadership).length === 1,
+      LEADER_TIMEOUT_MS,
+      () => `no single leader with every participant in the race after ${LEADER_TIMEOUT_MS} ms (${parts().filter((p) => p.latch.hasLeadership).length} leading)`,
+    );
+  }
+
+  async leaderFailover(): Promise<LeaderFailover> {
+    const e = this.election;
+    if (!e) throw new Error('no election is running');
+    const at = e.parts.findIndex((p) => p?.latch.hasLeadership);
+    const old = e.parts[at];
+    if (!old) throw new Error('nobody leads');
+    e.elections = 0;
+    e.violations = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const next = new Promise<number>((resolve, reject) => {
+      e.onLeader = resolve;
+      timer = setTimeout(() => reject(new Error(`no new leader within ${LEADER_TIMEOUT_MS} ms`)), LEADER_TIMEOUT_MS);
+    });
+    old.closing = true;
+    const t0 = clockUs();
+    const closed = old.latch.close();
+    try {
+      const t1 = await next;
+      await closed;
+      const leaders = e.parts.filter((p) => p?.latch.hasLeadership).length;
+      return { failoverUs: t1 - t0, leaders, elections: e.elections, violations: e.violations };
+    } finally {
+      clearTimeout(timer);
+      e.onLeader = undefined;
+      e.parts[at] = undefined;
+      await closed.catch(() => undefined);
+    }
+  }
+
+  async leaderStop(): Promise<void> {
+    const e = this.election;
+    this.election = undefined;
+    if (!e) return;
+    await Promise.all(e.parts.map((p) => p?.latch.close()));
+  }
+
+  async queuePrepare(path: string, producers: number, consumers: number, items: number): Promise<void> {
+    if (this.queue) throw new Error('a queue run is already prepared');
+    if (this.clients.length < producers + consumers) throw new Error(`${producers} producers and ${consumers} consumers need ${producers + consumers} sessions, ${this.clients.length} are open`);
+    const q: QueueState = {
+      producers: [],
+      consumers: [],
+      perProducer: itemsPerProducer(items, producers),
+      items,
+      received: Array.from({ length: consumers }, () => []),
+      consumed: 0,
+      lastConsumedUs: 0,
+      doneUs: undefined,
+      wake: undefined,
+    };
+    this.queue = q;
+    for (let k = 0; k < producers; k++) q.producers.push(new DistributedQueue<string>(this.clients[k], path));
+    for (let j = 0; j < consumers; j++) {
+      const consumer = new DistributedQueue<string>(this.clients[producers + j], path);
+      q.consumers.push(consumer);
+      const mine = q.received[j];
+      consumer.start((item) => {
+        const colon = item.indexOf(':');
+        mine.push([Number(item.slice(0, colon)), Number(item.slice(colon + 1))]);
+        q.lastConsumedUs = clockUs();
+        if (++q.consumed === q.items) {
+          q.doneUs = q.lastConsumedUs;
+          q.wake?.();
+        }
+      });
+    }
+  }
+
+  async queueRun(): Promise<QueueRun> {
+    const q = this.queue;
+    if (!q) throw new Error('no queue run is prepared');
+    try {
+      const t0 = clockUs();
+      await Promise.all(
+        q.producers.map(async (producer, k) => {
+          for (let s = 0; s < q.perProducer[k]; s++) await producer.put(`${k}:${s}`);
+        }),
+      );
+      // Every item is in; wait for the last to be consumed, or for consumption to stall.
+      while (q.doneUs === undefined) {
+        const before = q.consumed;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, QUEUE_STALL_MS);
+          q.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        q.wake = undefined;
+        if (q.doneUs === undefined && q.consumed === before) break;
+      }
+      await sleep(QUEUE_GRACE_MS);
+      const endUs = q.doneUs ?? q.lastConsumedUs;
+      return { elapsedMs: (endUs - t0) / 1000, received: q.received.map((r) => [...r]) };
+    } finally {
+      await this.stopQueue();
+    }
+  }
+
+  private async stopQueue(): Promise<void> {
+    const q = this.queue;
+    this.queue = undefined;
+    if (!q) return;
+    await Promise.all([...q.consumers, ...q.producers].map((x) => x.close()));
   }
 
   async shutdown(): Promise<void> {

@@ -17,10 +17,18 @@ export interface BenchOptions {
   handoffSessions: number;
   /** Rounds per size (--rounds); each scenario has its own default. */
   rounds: number | undefined;
-  /** `contended` run length (--duration ms). */
+  /** `contended` and `rwlock` run length (--duration ms). */
   durationMs: number | undefined;
   /** `uncontended` pairs per round (--iterations). */
   iterations: number | undefined;
+  /** Session counts of `rwlock` (--rw-sessions). */
+  rwSessions: number[];
+  /** `leader` participants, each in its own session (--participants). */
+  participants: number;
+  /** `queue` sizes: N producers × N consumers for each N (--queue-sizes). */
+  queueSizes: number[];
+  /** `queue` items per run, whatever the size (--queue-items); else the scenario's default. */
+  queueItems: number | undefined;
 }
 
 export interface BenchContext {
