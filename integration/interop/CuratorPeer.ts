@@ -242,8 +242,11 @@ process.once('exit', () => {
  *   `{released}` (ends the takeLeadership callback), `selector.requeue`, `selector.hasLeadership`,
  *   `selector.participants`, `selector.close`. Events `takeLeadership` and `leadershipEnded
  *   {interrupted}`, the latter as the callback returns, before Curator deletes its lock node.
- * - `queue.new {path, lockPath?, consume?}` (DistributedQueue<String>, UTF-8 items, synchronous
- *   puts), `queue.start`, `queue.put {value}`, `queue.close`. Event `item {value}` per consumed item.
+ * - `queue.new {path, lockPath?, consume?, kind?}` (kind 'plain', 'priority', 'delay' or 'id':
+ *   Curator's DistributedQueue, DistributedPriorityQueue, DistributedDelayQueue or
+ *   DistributedIdQueue of String, UTF-8 items, synchronous puts), `queue.start`,
+ *   `queue.put {value, priority?, delayUntilEpochMs?, itemId?}`, `queue.remove {itemId}` → `{removed}` (id
+ *   queue), `queue.close`. Event `item {value, atEpochMs}` per consumed item.
  * - `squeue.new {path}`, `squeue.offer {value}` → `{offered}`, `squeue.take {timeoutMs?}` →
  *   `{value}` (null on timeout).
  * - `bench.mutexLoop {path, iterations, warmup?}` → `{count, p50Us, p90Us, p99Us, maxUs, totalMs}`.

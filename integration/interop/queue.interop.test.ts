@@ -1,4 +1,12 @@
-import { DistributedQueue, SimpleDistributedQueue, curatorItemSerializer, utf8Serializer } from '../../recipes/queue';
+import {
+  DistributedDelayQueue,
+  DistributedIdQueue,
+  DistributedPriorityQueue,
+  DistributedQueue,
+  SimpleDistributedQueue,
+  curatorItemSerializer,
+  utf8Serializer,
+} from '../../recipes/queue';
 import type { ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
 import { Collector, childrenOf } from '../recipes/queue/queueTesting';
@@ -105,6 +113,92 @@ describe('queues interop with Curator 5.x', () => {
     expect(all).toHaveLength(COUNT);
     expect(new Set(all).size).toBe(COUNT);
     await peer.request('queue.close', { name: 'shared' });
+  });
+
+  it("priority queue: items Curator puts are consumed by ours in priority order, and the reverse", async () => {
+    const path = `${root}/pq`;
+    await peer.request('queue.new', { name: 'pq', path, kind: 'priority', consume: false });
+    await peer.request('queue.start', { name: 'pq' });
+    for (const [value, priority] of [['low', 10], ['high', -5], ['mid', 0]] as const) await peer.request('queue.put', { name: 'pq', value, priority });
+    const got = new Collector<string>();
+    const ours = new DistributedPriorityQueue<string>(zk, path, { serializer: curatorStrings });
+    open.push(ours);
+    ours.start((item) => got.add(item));
+    expect(await got.waitForCount(3)).toEqual(['high', 'mid', 'low']);
+    await peer.request('queue.close', { name: 'pq' });
+    await ours.close();
+
+    // Ours puts, with every item there before Curator's consumer starts.
+    const path2 = `${root}/pq2`;
+    const producer = new DistributedPriorityQueue<string>(zk, path2, { serializer: curatorStrings });
+    for (const [value, priority] of [['c', 3], ['a', -1], ['b', 2]] as const) await producer.put(value, priority);
+    await peer.request('queue.new', { name: 'pq2', path: path2, kind: 'priority' });
+    await peer.request('queue.start', { name: 'pq2' });
+    expect(await peerItems('pq2', 3)).toEqual(['a', 'b', 'c']);
+    await peer.request('queue.close', { name: 'pq2' });
+  });
+
+  it('id queue: each side removes the other\'s items by id, and consumes the rest', async () => {
+    const path = `${root}/idq`;
+    await peer.request('queue.new', { name: 'idq', path, kind: 'id', consume: false });
+    await peer.request('queue.start', { name: 'idq' });
+    for (const [value, id] of [['a', 'x'], ['b', 'y'], ['c', 'x']] as const) await peer.request('queue.put', { name: 'idq', value, itemId: id });
+    const ours = new DistributedIdQueue<string>(zk, path, { serializer: curatorStrings });
+    open.push(ours);
+    expect(await ours.remove('x')).toBe(2);
+    const got = new Collector<string>();
+    ours.start((item) => got.add(item));
+    expect(await got.waitForCount(1)).toEqual(['b']);
+    await peer.request('queue.close', { name: 'idq' });
+    await ours.close();
+
+    const path2 = `${root}/idq2`;
+    const producer = new DistributedIdQueue<string>(zk, path2, { serializer: curatorStrings });
+    for (const [value, id] of [['d', 'p'], ['e', 'q'], ['f', 'p']] as const) await producer.put(value, id);
+    // Curator's queue must be started to remove; one without a consumer removes, another consumes.
+    await peer.request('queue.new', { name: 'idq2', path: path2, kind: 'id', consume: false });
+    await peer.request('queue.start', { name: 'idq2' });
+    expect(await peer.request('queue.remove', { name: 'idq2', itemId: 'q' })).toMatchObject({ removed: 1 });
+    await peer.request('queue.close', { name: 'idq2' });
+    await peer.request('queue.new', { name: 'idq2c', path: path2, kind: 'id' });
+    await peer.request('queue.start', { name: 'idq2c' });
+    expect(await peerItems('idq2c', 2)).toEqual(['d', 'f']);
+    await peer.request('queue.close', { name: 'idq2c' });
+  });
+
+  it("delay queue: an item is consumed, by either side, only once its time has come", async () => {
+    const path = `${root}/dq`;
+    await peer.request('queue.new', { name: 'dq', path, kind: 'delay', consume: false });
+    await peer.request('queue.start', { name: 'dq' });
+    const due = Date.now() + timing(1_500);
+    await peer.request('queue.put', { name: 'dq', value: 'later', delayUntilEpochMs: due });
+    await peer.request('queue.put', { name: 'dq', value: 'now', delayUntilEpochMs: Date.now() });
+    const got = new Collector<string>();
+    const at: number[] = [];
+    const ours = new DistributedDelayQueue<string>(zk, path, { serializer: curatorStrings });
+    open.push(ours);
+    ours.start((item) => {
+      at.push(Date.now());
+      got.add(item);
+    });
+    expect(await got.waitForCount(2)).toEqual(['now', 'later']);
+    expect(at[1]).toBeGreaterThanOrEqual(due);
+    await peer.request('queue.close', { name: 'dq' });
+    await ours.close();
+
+    const path2 = `${root}/dq2`;
+    await peer.request('queue.new', { name: 'dq2', path: path2, kind: 'delay' });
+    await peer.request('queue.start', { name: 'dq2' });
+    const producer = new DistributedDelayQueue<string>(zk, path2, { serializer: curatorStrings });
+    const mark = peer.mark();
+    const due2 = Date.now() + timing(1_500);
+    await producer.put('later', due2);
+    await producer.put('now', Date.now());
+    expect(await peerItems('dq2', 2)).toEqual(['now', 'later']);
+    const consumed = peer.eventLog.slice(mark).filter((e) => e.event === 'item' && e.name === 'dq2');
+    expect(consumed.map((e) => e.value)).toEqual(['now', 'later']);
+    expect(Number(consumed[1].atEpochMs)).toBeGreaterThanOrEqual(due2);
+    await peer.request('queue.close', { name: 'dq2' });
   });
 
   it('SimpleDistributedQueue: Curator offers, ours takes; ours offers, Curator takes', async () => {

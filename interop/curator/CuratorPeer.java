@@ -34,7 +34,11 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.queue.DistributedDelayQueue;
+import org.apache.curator.framework.recipes.queue.DistributedIdQueue;
+import org.apache.curator.framework.recipes.queue.DistributedPriorityQueue;
 import org.apache.curator.framework.recipes.queue.DistributedQueue;
+import org.apache.curator.framework.recipes.queue.QueueBase;
 import org.apache.curator.framework.recipes.queue.QueueBuilder;
 import org.apache.curator.framework.recipes.queue.QueueConsumer;
 import org.apache.curator.framework.recipes.queue.QueueSerializer;
@@ -335,7 +339,7 @@ public final class CuratorPeer {
                 QueueConsumer<String> consumer = bool(a, "consume", true) ? new QueueConsumer<String>() {
                     @Override
                     public void consumeMessage(String message) {
-                        emit(event("item").with("name", name).with("value", message));
+                        emit(event("item").with("name", name).with("value", message).with("atEpochMs", System.currentTimeMillis()));
                     }
 
                     @Override
@@ -346,17 +350,36 @@ public final class CuratorPeer {
                 QueueBuilder<String> builder = QueueBuilder.builder(client, consumer, new Utf8Serializer(), str(a, "path"))
                         .putInBackground(false);
                 if (a.get("lockPath") instanceof String) builder.lockPath((String) a.get("lockPath"));
-                define(a, builder.buildQueue());
+                String kind = a.get("kind") instanceof String ? (String) a.get("kind") : "plain";
+                switch (kind) {
+                    case "plain":
+                        define(a, builder.buildQueue());
+                        break;
+                    case "priority":
+                        define(a, builder.buildPriorityQueue(0));
+                        break;
+                    case "delay":
+                        define(a, builder.buildDelayQueue());
+                        break;
+                    case "id":
+                        define(a, builder.buildIdQueue());
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown queue kind \"" + kind + "\"");
+                }
                 return;
             }
             case "queue.start":
-                getQueue(a).start();
+                get(a, QueueBase.class).start();
                 return;
             case "queue.put":
-                getQueue(a).put(str(a, "value"));
+                putItem(get(a, QueueBase.class), a);
+                return;
+            case "queue.remove":
+                reply.with("removed", ((DistributedIdQueue<?>) get(a, DistributedIdQueue.class)).remove(str(a, "itemId")));
                 return;
             case "queue.close":
-                getQueue(a).close();
+                get(a, QueueBase.class).close();
                 return;
 
             // ---- SimpleDistributedQueue
@@ -503,9 +526,19 @@ public final class CuratorPeer {
         return type.cast(o);
     }
 
+    /** Puts one item, with what the queue's kind takes beside it: a priority, a delay or an id. */
     @SuppressWarnings("unchecked")
-    private DistributedQueue<String> getQueue(Map<String, Object> a) {
-        return (DistributedQueue<String>) get(a, DistributedQueue.class);
+    private static void putItem(QueueBase<?> queue, Map<String, Object> a) throws Exception {
+        String value = str(a, "value");
+        if (queue instanceof DistributedPriorityQueue) {
+            ((DistributedPriorityQueue<String>) queue).put(value, (int) num(a, "priority", 0));
+        } else if (queue instanceof DistributedDelayQueue) {
+            ((DistributedDelayQueue<String>) queue).put(value, num(a, "delayUntilEpochMs", 0));
+        } else if (queue instanceof DistributedIdQueue) {
+            ((DistributedIdQueue<String>) queue).put(value, str(a, "itemId"));
+        } else {
+            ((DistributedQueue<String>) queue).put(value);
+        }
     }
 
     private static List<String> participantIds(Collection<Participant> participants) {
