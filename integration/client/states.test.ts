@@ -52,7 +52,9 @@ describe('ZkClient connection states', () => {
     expect(seen.slice(-2)).toEqual(['LOST', 'RECONNECTED']);
     expect(seen.filter((s) => s === 'LOST')).toHaveLength(1);
     expect(client.sessionId).not.toBe(session);
-    expect(await watchEnded).toBe('sessionLost');
+    // 'sessionLost' when the expiry is found by the handle that set the watch; 'notWatching' when
+    // that handle sat without a connection long enough to be replaced first. Either way it ended.
+    expect(['sessionLost', 'notWatching']).toContain(await watchEnded);
     expect(await client.exists(node)).toBeNull();
   });
 

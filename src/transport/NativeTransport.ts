@@ -138,6 +138,8 @@ export class NativeTransport implements Transport {
   private readonly watching = new Set<() => void>();
   /** The session as of the last connection: a replacement handle keeps it until it connects. */
   private session: { id: bigint; password: string; timeoutMs: number };
+  /** While not connected: the next look at whether the native handle has stalled (see `nudge`). */
+  private nudgeTimer: NodeJS.Timeout | undefined;
   /** Credentials added so far, added again to a replacement handle. */
   private readonly auths: Array<readonly [string, string]> = [];
 
@@ -149,6 +151,32 @@ export class NativeTransport implements Transport {
     };
     this.opening = new Promise((resolve) => (this.markOpened = resolve));
     this.native = this.openHandle(options.sessionId, options.sessionPassword);
+    this.nudge();
+  }
+
+  /**
+   * While there is no connection, looks every so often (a twentieth of the session timeout,
+   * 100 ms to 1 s) for a stalled handle, and replaces it. After a failed connection (a ping
+   * timeout, a refused or reset connect) the C client asks to be called again soon, but the
+   * binding keeps waiting on its old timer, up to a third of the session timeout: after a ping
+   * timeout at two thirds, the next attempt came when the server expired the session, so a
+   * session whose network healed at once was lost anyway. A handle whose C client has no socket
+   * and no attempt under way (state 0) is replaced by one attaching to the same session, which
+   * tries at once. Watches go with it, as in `replaceHandle`.
+   */
+  private nudge(): void {
+    clearTimeout(this.nudgeTimer);
+    const everyMs = Math.min(1_000, Math.max(100, Math.round((this.session.timeoutMs || this.options.sessionTimeoutMs) / 20)));
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = undefined;
+      if (this.closed || this.live) return;
+      if (this.opened && this.session.id !== 0n && this.native.state === 0) {
+        log('handle of session 0x%s has no connection attempt under way; replacing it', this.idHex);
+        this.replaceHandle();
+      }
+      this.nudge();
+    }, everyMs);
+    this.nudgeTimer.unref();
   }
 
   /** A new native handle; initialised (connecting) on the next turn of the event loop. */
@@ -207,6 +235,7 @@ export class NativeTransport implements Transport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.nudgeTimer);
     log('closing handle of session 0x%s', this.idHex);
     // A handle not yet initialised has nothing to close.
     if (this.opened) this.native.close();
@@ -226,16 +255,19 @@ export class NativeTransport implements Transport {
         this.idHex = native.client_id;
         this.session = { id: sessionIdFromHex(this.idHex), password: native.client_password, timeoutMs: native.timeout };
         this.live = true;
+        clearTimeout(this.nudgeTimer);
         tell(() => this.events.emit('connected'));
         return;
       case 'connecting':
         if (!this.live) return;
         this.live = false;
+        this.nudge();
         tell(() => this.events.emit('connecting'));
         return;
       case 'close': {
         this.closed = true;
         this.live = false;
+        clearTimeout(this.nudgeTimer);
         const reason: CloseReason =
           arg === EXPIRED_STATE ? 'expired' : arg === AUTH_FAILED_STATE ? 'authFailed' : 'closed';
         log('handle of session 0x%s closed: %s', this.idHex, reason);
@@ -299,7 +331,10 @@ export class NativeTransport implements Transport {
   private onDroppedDuringCall(path: string): void {
     log('connection of session 0x%s dropped while sending to %s; replacing the handle', this.idHex, path);
     this.live = false;
-    if (!this.closed) this.replaceHandle();
+    if (!this.closed) {
+      this.replaceHandle();
+      this.nudge();
+    }
     for (const fail of [...this.pending]) fail(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
     this.events.emit('connecting');
   }
