@@ -13,9 +13,10 @@
  *    their number must equal the acquisitions counted.
  */
 import { REDIS_MUTEX_OPTIONS } from '../peers/redis';
-import type { ContendedRun, LockPeer } from '../peers/types';
+import type { ContendedRun, LockPeer, PeerId } from '../peers/types';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
-import { median, ratio, rotate } from '../stats';
+import { median, ratio } from '../stats';
+import { runSizedRounds } from './sizedRounds';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 interface RunFigures {
@@ -53,52 +54,32 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const durationMs = ctx.options.durationMs ?? (quick ? 300 : 5_000);
   const warmupMs = quick ? 0 : Math.min(1_000, durationMs);
-  const failures: string[] = [];
   const peers = ctx.peers;
-  const results = new Map<string, RunFigures[]>(); // `${size}/${peer}`
-  const failed = new Set<string>();
+  const { results, failed, failures, median: medianOf } = await runSizedRounds<LockPeer, ContendedRun, RunFigures>(ctx, {
+    name: 'contended',
+    sizes,
+    rounds,
+    peers,
+    label: (size) => `${size} sessions`,
+    describe: (size, round) => `${size} sessions, round ${round + 1}/${rounds}, ${durationMs} ms`,
+    sessions: (size) => size,
+    prepare: async (peer, path, _size, round) => {
+      if (round === 0 && warmupMs > 0) await peer.contended(path, warmupMs);
+    },
+    measure: (peer, path) => peer.contended(path, durationMs),
+    check: (r) => check(r),
+    figures: ({ value: r, packets }) => {
+      const total = r.counts.reduce((a, b) => a + b, 0);
+      return {
+        opsPerSec: (total / r.elapsedMs) * 1000,
+        packetsPerOp: total > 0 ? packets / total : Number.NaN,
+        busiestShare: total > 0 ? Math.max(...r.counts) / total : Number.NaN,
+        overlaps: r.violations + countOverlaps(r.holds),
+      };
+    },
+  });
 
-  for (const size of sizes) {
-    for (let round = 0; round < rounds; round++) {
-      for (const peer of rotate(peers, round + size)) {
-        const key = `${size}/${peer.id}`;
-        if (failed.has(key)) continue;
-        ctx.log(`contended: ${peer.label}, ${size} sessions, round ${round + 1}/${rounds}, ${durationMs} ms`);
-        try {
-          await peer.open(size);
-          const path = `${ctx.root}/contended/${size}/${peer.id}-${round}`;
-          if (round === 0 && warmupMs > 0) await peer.contended(path, warmupMs);
-          if (!(await ctx.probe.waitQuiet())) ctx.log('warning: the server did not go quiet before this measurement');
-          const m = await ctx.probe.measure(() => peer.contended(path, durationMs));
-          const r = m.value;
-          const problem = check(r);
-          if (problem) {
-            failures.push(`contended, ${peer.label}, ${size} sessions: ${problem}`);
-            failed.add(key);
-          }
-          const total = r.counts.reduce((a, b) => a + b, 0);
-          const list = results.get(key) ?? [];
-          list.push({
-            opsPerSec: (total / r.elapsedMs) * 1000,
-            packetsPerOp: total > 0 ? m.packets / total : Number.NaN,
-            busiestShare: total > 0 ? Math.max(...r.counts) / total : Number.NaN,
-            overlaps: r.violations + countOverlaps(r.holds),
-          });
-          results.set(key, list);
-        } catch (err) {
-          failed.add(key);
-          failures.push(`contended, ${peer.label}, ${size} sessions: ${String(err)}`);
-        } finally {
-          await peer.closeSessions().catch(() => undefined);
-        }
-      }
-    }
-  }
-
-  const throughput = (size: number, id: string) => {
-    const list = results.get(`${size}/${id}`);
-    return list && list.length > 0 && !failed.has(`${size}/${id}`) ? median(list.map((x) => x.opsPerSec)) : Number.NaN;
-  };
+  const throughput = (size: number, id: PeerId) => medianOf(size, id, (x) => x.opsPerSec);
   const rows: string[][] = [];
   for (const size of sizes) {
     const zk = throughput(size, 'zk-recipes');

@@ -16,7 +16,8 @@
  */
 import { itemsPerProducer, type LockPeer, type PeerId, type QueueRun } from '../peers/types';
 import { fmtNum, fmtRatio, mdTable } from '../report';
-import { median, ratio, rotate } from '../stats';
+import { median, ratio } from '../stats';
+import { runSizedRounds } from './sizedRounds';
 import type { BenchContext, RatioBar, Scenario, ScenarioResult } from './types';
 
 type QueuePeer = LockPeer & Required<Pick<LockPeer, 'queuePrepare' | 'queueRun'>>;
@@ -71,62 +72,44 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const itemsOf = (size: number) => ctx.options.queueItems ?? (quick ? 50 : Math.max(2_000, 1_000 * size));
   const warmupItems = (size: number) => (quick ? 0 : Math.min(itemsOf(size), 200));
-  const failures: string[] = [];
   const peers = ctx.peers.filter((p): p is QueuePeer => p.usesZooKeeper && p.queuePrepare !== undefined && p.queueRun !== undefined);
-  const results = new Map<string, RunFigures[]>(); // `${size}/${peer}`
   const checks = new Map<string, { runs: number; bad: string[] }>();
-  const failed = new Set<string>();
-
-  for (const size of sizes) {
-    const items = itemsOf(size);
-    for (let round = 0; round < rounds; round++) {
-      for (const peer of rotate(peers, round + size)) {
-        const key = `${size}/${peer.id}`;
-        if (failed.has(key)) continue;
-        const where = `queue, ${peer.label}, ${size} × ${size}`;
-        ctx.log(`queue: ${peer.label}, ${size} producers × ${size} consumers, ${items} items, round ${round + 1}/${rounds}`);
-        try {
-          await peer.open(2 * size);
-          const path = `${ctx.root}/queue/${size}/${peer.id}-${round}`;
-          if (round === 0 && warmupItems(size) > 0) {
-            await peer.queuePrepare(`${path}-warmup`, size, size, warmupItems(size));
-            await peer.queueRun();
-          }
-          await peer.queuePrepare(path, size, size, items);
-          if (!(await ctx.probe.waitQuiet())) ctx.log('warning: the server did not go quiet before this measurement');
-          const m = await ctx.probe.measure(() => peer.queueRun());
-          const d = checkDeliveries(m.value, size, items);
-          const c = checks.get(key) ?? { runs: 0, bad: [] };
-          c.runs++;
-          const bad = [
-            d.lost ? `${d.lost} lost` : '',
-            d.duplicated ? `${d.duplicated} duplicated` : '',
-            d.unknown ? `${d.unknown} unknown` : '',
-            size === 1 && d.outOfOrder ? `${d.outOfOrder} out of order` : '',
-          ].filter(Boolean);
-          c.bad.push(...bad);
-          checks.set(key, c);
-          if (bad.length > 0) {
-            failures.push(`${where}: ${bad.join(', ')} of ${items} items`);
-            failed.add(key);
-          }
-          const list = results.get(key) ?? [];
-          list.push({ itemsPerSec: (items / m.value.elapsedMs) * 1000, packetsPerItem: m.packets / items });
-          results.set(key, list);
-        } catch (err) {
-          failed.add(key);
-          failures.push(`${where}: ${String(err)}`);
-        } finally {
-          await peer.closeSessions().catch(() => undefined);
-        }
+  const { results, failed, failures, median: medianOf } = await runSizedRounds<QueuePeer, QueueRun, RunFigures>(ctx, {
+    name: 'queue',
+    sizes,
+    rounds,
+    peers,
+    label: (size) => `${size} × ${size}`,
+    describe: (size, round) => `${size} producers × ${size} consumers, ${itemsOf(size)} items, round ${round + 1}/${rounds}`,
+    sessions: (size) => 2 * size,
+    prepare: async (peer, path, size, round) => {
+      if (round === 0 && warmupItems(size) > 0) {
+        await peer.queuePrepare(`${path}-warmup`, size, size, warmupItems(size));
+        await peer.queueRun();
       }
-    }
-  }
+      await peer.queuePrepare(path, size, size, itemsOf(size));
+    },
+    measure: (peer) => peer.queueRun(),
+    check: (run, peer, size) => {
+      const items = itemsOf(size);
+      const d = checkDeliveries(run, size, items);
+      const key = `${size}/${peer.id}`;
+      const c = checks.get(key) ?? { runs: 0, bad: [] };
+      c.runs++;
+      const bad = [
+        d.lost ? `${d.lost} lost` : '',
+        d.duplicated ? `${d.duplicated} duplicated` : '',
+        d.unknown ? `${d.unknown} unknown` : '',
+        size === 1 && d.outOfOrder ? `${d.outOfOrder} out of order` : '',
+      ].filter(Boolean);
+      c.bad.push(...bad);
+      checks.set(key, c);
+      return bad.length > 0 ? `${bad.join(', ')} of ${items} items` : undefined;
+    },
+    figures: ({ value, packets }, size) => ({ itemsPerSec: (itemsOf(size) / value.elapsedMs) * 1000, packetsPerItem: packets / itemsOf(size) }),
+  });
 
-  const throughput = (size: number, id: PeerId) => {
-    const list = results.get(`${size}/${id}`);
-    return list && list.length > 0 && !failed.has(`${size}/${id}`) ? median(list.map((x) => x.itemsPerSec)) : Number.NaN;
-  };
+  const throughput = (size: number, id: PeerId) => medianOf(size, id, (x) => x.itemsPerSec);
   const vs = (size: number, other: PeerId) => ratio(throughput(size, 'zk-recipes'), throughput(size, other));
   const rows: string[][] = [];
   for (const size of sizes) {

@@ -13,9 +13,10 @@
  *    process): sorted by start, a write must begin after every earlier section ended, a read after
  *    every earlier write ended; and their number must equal the acquisitions counted.
  */
-import type { LockPeer, RwLockRun } from '../peers/types';
+import type { LockPeer, PeerId, RwLockRun } from '../peers/types';
 import { fmtNum, fmtRatio, mdTable } from '../report';
-import { median, ratio, rotate } from '../stats';
+import { median, ratio } from '../stats';
+import { runSizedRounds } from './sizedRounds';
 import type { BenchContext, RatioBar, Scenario, ScenarioResult } from './types';
 
 /** The share of turns that write, in percent. */
@@ -63,56 +64,39 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const durationMs = ctx.options.durationMs ?? (quick ? 300 : 5_000);
   const warmupMs = quick ? 0 : Math.min(1_000, durationMs);
-  const failures: string[] = [];
-  const peers = ctx.peers.filter((p): p is LockPeer & Required<Pick<LockPeer, 'rwlock'>> => p.usesZooKeeper && p.rwlock !== undefined);
-  const results = new Map<string, RunFigures[]>(); // `${size}/${peer}`
-  const failed = new Set<string>();
+  type RwPeer = LockPeer & Required<Pick<LockPeer, 'rwlock'>>;
+  const peers = ctx.peers.filter((p): p is RwPeer => p.usesZooKeeper && p.rwlock !== undefined);
   const notes = new Map<string, string>(); // per library
+  const { results, failed, failures, median: medianOf } = await runSizedRounds<RwPeer, RwLockRun, RunFigures>(ctx, {
+    name: 'rwlock',
+    sizes,
+    rounds,
+    peers,
+    label: (size) => `${size} sessions`,
+    describe: (size, round) => `${size} sessions, round ${round + 1}/${rounds}, ${durationMs} ms`,
+    sessions: (size) => size,
+    prepare: async (peer, path, _size, round) => {
+      if (round === 0 && warmupMs > 0) await peer.rwlock(path, warmupMs, WRITE_PERCENT);
+    },
+    measure: (peer, path) => peer.rwlock(path, durationMs, WRITE_PERCENT),
+    check: (r, peer) => {
+      if (r.note) notes.set(peer.label, r.note);
+      return check(r);
+    },
+    figures: ({ value: r, packets }) => {
+      const writes = r.writes.reduce((a, b) => a + b, 0);
+      const total = r.reads.reduce((a, b) => a + b, 0) + writes;
+      return {
+        opsPerSec: (total / r.elapsedMs) * 1000,
+        packetsPerOp: total > 0 ? packets / total : Number.NaN,
+        writeShare: total > 0 ? writes / total : Number.NaN,
+        maxReaders: r.maxReaders,
+        conflicts: r.violations + countRwConflicts(r.holds),
+      };
+    },
+  });
 
-  for (const size of sizes) {
-    for (let round = 0; round < rounds; round++) {
-      for (const peer of rotate(peers, round + size)) {
-        const key = `${size}/${peer.id}`;
-        if (failed.has(key)) continue;
-        ctx.log(`rwlock: ${peer.label}, ${size} sessions, round ${round + 1}/${rounds}, ${durationMs} ms`);
-        try {
-          await peer.open(size);
-          const path = `${ctx.root}/rwlock/${size}/${peer.id}-${round}`;
-          if (round === 0 && warmupMs > 0) await peer.rwlock(path, warmupMs, WRITE_PERCENT);
-          if (!(await ctx.probe.waitQuiet())) ctx.log('warning: the server did not go quiet before this measurement');
-          const m = await ctx.probe.measure(() => peer.rwlock(path, durationMs, WRITE_PERCENT));
-          const r = m.value;
-          if (r.note) notes.set(peer.label, r.note);
-          const problem = check(r);
-          if (problem) {
-            failures.push(`rwlock, ${peer.label}, ${size} sessions: ${problem}`);
-            failed.add(key);
-          }
-          const writes = r.writes.reduce((a, b) => a + b, 0);
-          const total = r.reads.reduce((a, b) => a + b, 0) + writes;
-          const list = results.get(key) ?? [];
-          list.push({
-            opsPerSec: (total / r.elapsedMs) * 1000,
-            packetsPerOp: total > 0 ? m.packets / total : Number.NaN,
-            writeShare: total > 0 ? writes / total : Number.NaN,
-            maxReaders: r.maxReaders,
-            conflicts: r.violations + countRwConflicts(r.holds),
-          });
-          results.set(key, list);
-        } catch (err) {
-          failed.add(key);
-          failures.push(`rwlock, ${peer.label}, ${size} sessions: ${String(err)}`);
-        } finally {
-          await peer.closeSessions().catch(() => undefined);
-        }
-      }
-    }
-  }
-
-  const throughput = (size: number, id: string) => {
-    const list = results.get(`${size}/${id}`);
-    return list && list.length > 0 && !failed.has(`${size}/${id}`) ? median(list.map((x) => x.opsPerSec)) : Number.NaN;
-  };
+  const throughput = (size: number, id: PeerId) => medianOf(size, id, (x) => x.opsPerSec);
   const rows: string[][] = [];
   for (const size of sizes) {
     const zk = throughput(size, 'zk-recipes');
@@ -133,7 +117,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     }
   }
 
-  const vs = (size: number, other: string) => ratio(throughput(size, 'zk-recipes'), throughput(size, other));
+  const vs = (size: number, other: PeerId) => ratio(throughput(size, 'zk-recipes'), throughput(size, other));
   const ratioLines = sizes.map((size) => `${size} sessions: zk-recipes ÷ Curator ${fmtRatio(vs(size, 'curator'))}, zk-recipes ÷ kazoo ${fmtRatio(vs(size, 'kazoo'))}`);
   const bars: RatioBar[] = sizes.flatMap((size): RatioBar[] => [
     { metric: `rwlock ${size} sessions`, versus: 'curator', ratio: vs(size, 'curator'), better: 'higher' },
