@@ -95,6 +95,9 @@ export interface CreatedAndListed {
   sessionId: bigint;
 }
 
+/** What a create resolves to inside the client: the listing only when it was asked for. */
+type Created = Omit<CreatedAndListed, 'children' | 'parentStat'> & Partial<Pick<CreatedAndListed, 'children' | 'parentStat'>>;
+
 export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
 
 type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
@@ -514,7 +517,7 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
     return created as CreatedAndListed;
   }
 
-  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<{ path: string; children?: string[]; parentStat?: Stat; sessionId: bigint }> {
+  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<Created> {
     const mode = options.mode ?? 'PERSISTENT';
     if (!CREATE_MODES.has(mode)) throw new InvalidArgumentError(`mode must be one of ${[...CREATE_MODES].join(', ')}, got ${String(mode)}`);
     const sequential = mode.includes('SEQUENTIAL');
@@ -538,7 +541,7 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
     const ephemeral = mode.startsWith('EPHEMERAL');
     const parentMode = options.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
 
-    const createOnce = async (t: Transport): Promise<{ path: string; children?: string[]; parentStat?: Stat; sessionId: bigint }> => {
+    const createOnce = async (t: Transport): Promise<Created> => {
       if (!listParent) return { path: await t.create(target, data, mode, ttlMs), sessionId: t.sessionId };
       const created = t.create(target, data, mode, ttlMs);
       const listing = t.getChildren(parent);
