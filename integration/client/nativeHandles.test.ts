@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { Perms } from '../../src';
 import { FaultProxy, TestingServer } from '../../src/testing';
 import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
 
@@ -48,6 +50,37 @@ describe('native handles and their sockets', () => {
     expect(client.sessionId).toBe(session);
     expect((await read).data.toString()).toBe('x');
     expect((await admin.exists(ours))?.ephemeralOwner).toBe(session);
+  });
+
+  it('a replacement handle carries the credentials, and tells only watches that were set', async () => {
+    const root = randomRoot('handles');
+    const digest = createHash('sha1').update('alice:secret').digest('base64');
+    await using proxy = await FaultProxy.start(server.connectString);
+    const admin = await clients.connect({ connectString: server.connectString });
+    await admin.create(root);
+    const alice = await clients.connect({
+      connectString: proxy.connectString,
+      sessionTimeoutMs: 9_000,
+      authInfo: [{ scheme: 'digest', auth: 'alice:secret' }],
+    });
+    const states = new StateRecorder(alice);
+    await alice.create(`${root}/secret`, { data: 'hidden' });
+    await alice.setACL(`${root}/secret`, [{ perms: Perms.ALL, scheme: 'digest', id: `alice:${digest}` }]);
+    // A getData watch on a missing node is never set: its watcher must hear nothing.
+    const heard: string[] = [];
+    await expect(alice.getData(`${root}/missing`, { watcher: (e) => heard.push(`missing:${e.type}`) })).rejects.toMatchObject({ code: 'NONODE' });
+    const watch = await watchNode(alice, root);
+    const mark = states.mark();
+
+    proxy.cut();
+    const read = alice.getData(`${root}/secret`);
+    expect(await watch.next).toBe('notWatching');
+    await states.waitFor('SUSPENDED', mark);
+    proxy.heal();
+    await states.waitFor('RECONNECTED', mark);
+    // The read went out again on the replacement handle, which had to present alice's credentials.
+    expect((await read).data.toString()).toBe('hidden');
+    expect(heard).toEqual([]);
   });
 
   it('a socket opened by code reacting to SUSPENDED works', async () => {

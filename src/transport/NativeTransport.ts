@@ -125,13 +125,12 @@ export class NativeTransport implements Transport {
   private native: NativeHandle;
   private readonly events = new EventEmitter();
   private closed = false;
-  private idHex = '0';
   /** Whether the last connection event said connected. */
   private live = false;
   /** Whether the current native handle is initialised (its init waits for a fresh turn of the event loop). */
   private opened = false;
-  private readonly opening: Promise<void>;
-  private markOpened!: () => void;
+  /** Resolves once the current native handle is initialised; each handle has its own. */
+  private opening!: Promise<void>;
   /** Rejecters of the calls waiting for a reply, so a dropped connection can fail them at once. */
   private readonly pending = new Set<(err: ZkError) => void>();
   /** The native watches outstanding, each to be told 'notWatching' if its handle is replaced. */
@@ -149,9 +148,13 @@ export class NativeTransport implements Transport {
       password: options.sessionId === undefined ? '0'.repeat(32) : normalizePassword(options.sessionPassword),
       timeoutMs: 0,
     };
-    this.opening = new Promise((resolve) => (this.markOpened = resolve));
-    this.native = this.openHandle(options.sessionId, options.sessionPassword);
+    this.native = this.openHandle();
     this.nudge();
+  }
+
+  /** The session id as the binding prints it, for logs. */
+  private get idHex(): string {
+    return this.session.id.toString(16);
   }
 
   /**
@@ -179,8 +182,11 @@ export class NativeTransport implements Transport {
     this.nudgeTimer.unref();
   }
 
-  /** A new native handle; initialised (connecting) on the next turn of the event loop. */
-  private openHandle(sessionId: bigint | undefined, sessionPassword: string | undefined): NativeHandle {
+  /**
+   * A new native handle, attaching to our session if we have one; initialised (connecting) on the
+   * next turn of the event loop.
+   */
+  private openHandle(): NativeHandle {
     // Calls go to the native object directly: the JS wrapper formats every argument with
     // util.inspect on each call, which costs more than the round trip on loopback.
     const native = new (ZooKeeperBinding as any)({}).native;
@@ -194,17 +200,19 @@ export class NativeTransport implements Transport {
       host_order_deterministic: false,
       response_counter_limit: NO_RESPONSE_LIMIT,
     };
-    if (sessionId !== undefined) {
-      config.client_id = sessionIdToHex(sessionId);
-      config.client_password = normalizePassword(sessionPassword);
+    if (this.session.id !== 0n) {
+      config.client_id = sessionIdToHex(this.session.id);
+      config.client_password = this.session.password;
     }
     this.opened = false;
-    setImmediate(() => {
-      if (this.closed || native !== this.native) return;
-      native.init(config);
-      this.opened = true;
-      this.markOpened();
-    });
+    this.opening = new Promise((resolve) =>
+      setImmediate(() => {
+        if (this.closed || native !== this.native) return;
+        native.init(config);
+        this.opened = true;
+        resolve();
+      }),
+    );
     return native;
   }
 
@@ -252,8 +260,7 @@ export class NativeTransport implements Transport {
       });
     switch (event) {
       case 'connect':
-        this.idHex = native.client_id;
-        this.session = { id: sessionIdFromHex(this.idHex), password: native.client_password, timeoutMs: native.timeout };
+        this.session = { id: sessionIdFromHex(native.client_id), password: normalizePassword(native.client_password), timeoutMs: native.timeout };
         this.live = true;
         clearTimeout(this.nudgeTimer);
         tell(() => this.events.emit('connected'));
@@ -342,7 +349,7 @@ export class NativeTransport implements Transport {
   /** Closes the current native handle and opens one that attaches to the same session (see the class comment). */
   private replaceHandle(): void {
     const old = this.native;
-    this.native = this.openHandle(this.session.id, this.session.password);
+    this.native = this.openHandle();
     // No close request goes out: the connection is down. Its events no longer reach us.
     old.close();
     for (const [scheme, auth] of this.auths) {
@@ -353,7 +360,26 @@ export class NativeTransport implements Transport {
     for (const unwatch of [...this.watching]) unwatch();
   }
 
-  private nativeWatcher(watcher: Watcher, watchedPath: string): (type: number, state: number, path: string) => void {
+  /**
+   * A read that sets a watch. The C client keeps the watch only when the read succeeds (or, for
+   * exists, finds no node); otherwise the watcher is forgotten, so a replacement handle does not
+   * tell it 'notWatching' for a watch that was never set.
+   */
+  private watchedCall<T>(
+    path: string,
+    watcher: Watcher,
+    setOnNoNode: boolean,
+    start: (native: ReturnType<NativeTransport['nativeWatcher']>, done: (rc: number, ...rest: any[]) => void) => number,
+    map: (...rest: any[]) => T,
+  ): Promise<T> {
+    const native = this.nativeWatcher(watcher, path);
+    return this.call(path, (cb) => start(native, cb), map).catch((err: ZkError) => {
+      if (!(setOnNoNode && err.code === 'NONODE')) this.watching.delete(native.unwatch);
+      throw err;
+    });
+  }
+
+  private nativeWatcher(watcher: Watcher, watchedPath: string): ((type: number, state: number, path: string) => void) & { unwatch: () => void } {
     let fired = false;
     const fire = (type: WatchEventType, path: string) => {
       if (fired) return;
@@ -367,12 +393,13 @@ export class NativeTransport implements Transport {
     };
     const unwatch = () => fire('notWatching', watchedPath);
     this.watching.add(unwatch);
-    return (type, _state, path) => {
+    const native = (type: number, _state: number, path: string) => {
       // The C client also hands every session event (connecting, connected) to every watcher;
       // only node events end a one-shot watch.
       const eventType = WATCH_TYPES[type];
       if (eventType !== undefined) fire(eventType, path);
     };
+    return Object.assign(native, { unwatch });
   }
 
   create(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<string> {
@@ -390,7 +417,7 @@ export class NativeTransport implements Transport {
   exists(path: string, watcher?: Watcher): Promise<Stat | null> {
     const map = (stat: NativeStat) => toStat(stat);
     const found = watcher
-      ? this.call(path, (cb) => this.native.aw_exists(path, this.nativeWatcher(watcher, path), cb), map)
+      ? this.watchedCall(path, watcher, true, (w, cb) => this.native.aw_exists(path, w, cb), map)
       : this.call(path, (cb) => this.native.a_exists(path, false, cb), map);
     return found.catch((err: ZkError) => {
       if (err.code === 'NONODE') return null;
@@ -401,7 +428,7 @@ export class NativeTransport implements Transport {
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
     const map = (stat: NativeStat, data: Buffer | null) => ({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     return watcher
-      ? this.call(path, (cb) => this.native.aw_get(path, this.nativeWatcher(watcher, path), cb), map)
+      ? this.watchedCall(path, watcher, false, (w, cb) => this.native.aw_get(path, w, cb), map)
       : this.call(path, (cb) => this.native.a_get(path, false, cb), map);
   }
 
@@ -412,7 +439,7 @@ export class NativeTransport implements Transport {
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: Stat }> {
     const map = (children: string[] | null, stat: NativeStat) => ({ children: children ?? [], stat: toStat(stat) });
     return watcher
-      ? this.call(path, (cb) => this.native.aw_get_children2(path, this.nativeWatcher(watcher, path), cb), map)
+      ? this.watchedCall(path, watcher, false, (w, cb) => this.native.aw_get_children2(path, w, cb), map)
       : this.call(path, (cb) => this.native.a_get_children2(path, false, cb), map);
   }
 
