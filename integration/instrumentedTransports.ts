@@ -93,6 +93,12 @@ export class InstrumentedTransports {
       get isClosed() {
         return t.isClosed;
       },
+      get lastHeardAt() {
+        return t.lastHeardAt;
+      },
+      get lastConnectError() {
+        return t.lastConnectError;
+      },
       on: (event, listener) => t.on(event, listener),
       off: (event, listener) => t.off(event, listener),
       close: () => t.close(),

@@ -91,6 +91,8 @@ export class FakeTransport implements Transport {
   private connectedNow = false;
   /** Codes the next calls fail with, in order, before reaching the tree. */
   readonly failures: string[] = [];
+  lastHeardAt = 0;
+  readonly lastConnectError: Error | undefined = undefined;
 
   constructor(
     private readonly zk: FakeZooKeeper,
@@ -119,6 +121,7 @@ export class FakeTransport implements Transport {
 
   connect(): void {
     if (this.closedValue) return;
+    this.lastHeardAt = performance.now();
     if (this.session !== 0n && !this.zk.liveSessions.has(this.session)) {
       this.closedValue = true;
       this.events.emit('closed', 'expired');
@@ -135,7 +138,7 @@ export class FakeTransport implements Transport {
     this.events.emit('connecting');
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closedValue) return;
     this.closedValue = true;
     if (this.connectedNow) this.zk.expire(this.session);
@@ -148,6 +151,7 @@ export class FakeTransport implements Transport {
     if (!this.connectedNow) return Promise.reject(ZkError.fromReturnCode(-4, path));
     const failure = this.failures.shift();
     if (failure) return Promise.reject(new ZkError(failure, `${failure} (scripted)`, { path }));
+    this.lastHeardAt = performance.now();
     try {
       return Promise.resolve(fn());
     } catch (err) {

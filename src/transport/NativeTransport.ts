@@ -141,6 +141,13 @@ export class NativeTransport implements Transport {
   private nudgeTimer: NodeJS.Timeout | undefined;
   /** Credentials added so far, added again to a replacement handle. */
   private readonly auths: Array<readonly [string, string]> = [];
+  /**
+   * A lower bound of the last time the server was heard from. The C client answers pings itself,
+   * so only replies and connection events are seen here; see `onNativeEvent` for the bound kept
+   * when the connection drops.
+   */
+  lastHeardAt = 0;
+  readonly lastConnectError: Error | undefined = undefined;
 
   constructor(private readonly options: TransportOptions) {
     this.session = {
@@ -240,7 +247,7 @@ export class NativeTransport implements Transport {
     this.events.off(event, listener);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
@@ -260,6 +267,7 @@ export class NativeTransport implements Transport {
       });
     switch (event) {
       case 'connect':
+        this.lastHeardAt = performance.now();
         this.session = { id: sessionIdFromHex(native.client_id), password: normalizePassword(native.client_password), timeoutMs: native.timeout };
         this.live = true;
         clearTimeout(this.nudgeTimer);
@@ -268,6 +276,9 @@ export class NativeTransport implements Transport {
       case 'connecting':
         if (!this.live) return;
         this.live = false;
+        // The C client gives a connection up after two thirds of the session timeout without
+        // hearing from the server, so it heard from it at most that long ago.
+        this.lastHeardAt = Math.max(this.lastHeardAt, performance.now() - (this.session.timeoutMs * 2) / 3);
         this.nudge();
         tell(() => this.events.emit('connecting'));
         return;
@@ -303,6 +314,7 @@ export class NativeTransport implements Transport {
       let rc: number;
       try {
         rc = start((code: number, _message: string, ...rest: any[]) => {
+          if (!DEFERRED_CODES.has(code)) this.lastHeardAt = performance.now();
           if (code === 0) {
             this.pending.delete(fail);
             resolve(map(...rest));
