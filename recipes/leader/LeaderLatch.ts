@@ -1,7 +1,7 @@
 import debug from 'debug';
 import type { ConnectionState } from '../../src/client/ConnectionState';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
+import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName, validatePath } from '../../src/paths';
 import type { Stat, WatchEvent } from '../../src/transport/Transport';
 import { abortReason } from '../../src/util/async';
@@ -132,8 +132,8 @@ export class LeaderLatch implements AsyncDisposable {
    * necessarily connected. A latch starts once.
    */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
-    if (!this.client.isStarted) throw new ZkError('ILLEGAL_STATE', 'the client is not started: call client.start() first', { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
     this.stopStates = this.client.on('stateChanged', (state) => this.onState(state));
     this.kick();

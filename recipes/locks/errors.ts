@@ -1,10 +1,10 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
 
 /** An acquire ran out of time before it got the lock. No node of the attempt is left behind. */
-export class LockTimeoutError extends ZkError {
+export class LockTimeoutError extends TimeoutError {
   override name = 'LockTimeoutError';
   constructor(message: string, options: ZkErrorOptions = {}) {
-    super('LOCK_TIMEOUT', message, options);
+    super(message, { ...options, code: 'LOCK_TIMEOUT' });
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import debug from 'debug';
-import { ClientClosedError, InvalidArgumentError, ZkError, isZkError } from '../errors';
+import { ClientClosedError, IllegalStateError, InvalidArgumentError, isZkError, ZkError } from '../errors';
 import { joinPath, validatePath, withNamespace, withoutNamespace } from '../paths';
 import { isRetryableError } from '../retry';
 import type { HasSessionCredentials, SessionCredentials } from '../testing/expireSession';
@@ -201,7 +201,7 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
 
   /** Opens the connection. A client starts once. */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a client can be started only once (it is ${this.lifecycle})`);
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a client can be started only once (it is ${this.lifecycle})`);
     this.lifecycle = 'STARTED';
     this.transport = this.newTransport();
   }
@@ -319,7 +319,7 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
 
   private assertOpen(): void {
     if (this.lifecycle === 'CLOSED') throw new ClientClosedError();
-    if (this.lifecycle === 'LATENT') throw new ZkError('ILLEGAL_STATE', 'the client is not started: call start() first');
+    if (this.lifecycle === 'LATENT') throw new IllegalStateError('the client is not started: call start() first');
     if (this.fatal) throw this.fatal;
   }
 
