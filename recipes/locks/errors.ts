@@ -12,8 +12,10 @@ export class LockTimeoutError extends TimeoutError {
 export type LockLostReason =
   /** The connection is SUSPENDED and the client's error policy is 'standard'. */
   | 'SUSPENDED'
-  /** The session is LOST: it expired, or SUSPENDED outlasted the session timeout. */
+  /** The session is LOST: it expired, or the server was not heard from for as long as it keeps a silent session. */
   | 'LOST'
+  /** The client was closed: its session ended with it. */
+  | 'CLIENT_CLOSED'
   /** Our lock node was deleted. */
   | 'NODE_DELETED'
   /** Our lock node belongs to another session (CURATOR-604). */

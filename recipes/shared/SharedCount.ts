@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, InvalidArgumentError, isZkError, ZkError } from '../../src/errors';
 import { validatePath } from '../../src/paths';
@@ -79,7 +80,7 @@ export class SharedCount {
   async start(): Promise<void> {
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopStates = this.client.on('stateChanged', (state) => {
+    this.stopStates = subscribe(this.client, 'stateChanged', (state) => {
       if (state === 'RECONNECTED') this.refresh();
     });
     try {
