@@ -81,6 +81,11 @@ export class Connection {
     return this.transport?.sessionPassword ?? '';
   }
 
+  /** The transport of the current session attempt, connected or not. */
+  get transportNow(): Transport | undefined {
+    return this.transport;
+  }
+
   /** The connected transport and its session; undefined while there is no connection. */
   live(): Live | undefined {
     return this.connected && this.transport && this.sessionValue ? { transport: this.transport, session: this.sessionValue } : undefined;

@@ -3,7 +3,7 @@ import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
 import { createNativeTransport } from '../transport/NativeTransport';
-import type { ACL, CreateMode, Stat, Transport, Watcher } from '../transport/Transport';
+import type { ACL, CreateMode, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
 import { raceAbort } from '../util/async';
 import { now } from '../util/timers';
 import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
@@ -21,7 +21,7 @@ import { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
-import { WatchRegistry } from './WatchRegistry';
+import { WatchRegistry, type WatchKind } from './WatchRegistry';
 
 export interface OperationOptions {
   /** Aborts the wait; the operation rejects with `signal.reason`. */
@@ -180,6 +180,15 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return this.options.namespace;
   }
 
+  /**
+   * Whether the client's transport can do `operation`: the protocol transport does them all; the
+   * native binding none. Recipes use it to pick their path (a read less, a transaction, a
+   * persistent watch) and fall back where the transport lacks it.
+   */
+  supports(operation: OptionalOperation): boolean {
+    return typeof this.connection.transportNow?.[operation] === 'function';
+  }
+
   /** Whether `state` is one recipes must treat as an error under this client's policy. */
   isErrorState(state: ConnectionState): boolean {
     return isErrorState(this.options.connectionStateErrorPolicy, state);
@@ -301,7 +310,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /** Stat of the node, or null when it does not exist. A watcher is set either way. */
   async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
     try {
-      return await this.read(path, options, (t, full, w) => t.exists(full, w), true);
+      return await this.read(path, options, 'data', (t, full, w) => t.exists(full, w), true);
     } catch (err) {
       if (isZkError(err, 'NONODE')) return null;
       throw err;
@@ -310,7 +319,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Data and stat of the node. */
   getData(path: string, options: WatchOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
-    return this.read(path, options, (t, full, w) => t.getData(full, w));
+    return this.read(path, options, 'data', (t, full, w) => t.getData(full, w));
   }
 
   /** Names of the node's children, unsorted. */
@@ -320,7 +329,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Names of the node's children and the node's stat (whose `pzxid` is the last child change). */
   getChildrenWithStat(path: string, options: WatchOptions = {}): Promise<{ children: string[]; stat: Stat }> {
-    return this.read(path, options, (t, full, w) => t.getChildren(full, w));
+    return this.read(path, options, 'children', (t, full, w) => t.getChildren(full, w));
   }
 
   /** Writes data, if the version matches (-1, the default, matches any). */
@@ -360,6 +369,28 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     await this.simple(path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
   }
 
+  /**
+   * Takes back a one-shot watcher set by a read on `path`: it will not be called. On the protocol
+   * transport the watch is also removed from the server when no other watcher of this client needs
+   * it, as Curator's WatcherRemoveCuratorFramework does, so a recipe that is done leaves no watch
+   * behind. The native transport cannot remove watches: there the watcher is only forgotten. Never
+   * rejects for a watch that is already gone.
+   */
+  async removeWatcher(path: string, watcher: Watcher, options: OperationOptions & { kind?: WatchKind | 'any' } = {}): Promise<void> {
+    const o = validateOptions(options, 'options');
+    validatePath(path);
+    validateWatcher(watcher);
+    const kind = o.kind ?? 'any';
+    if (kind !== 'any' && kind !== 'data' && kind !== 'children') throw new InvalidArgumentError(`kind must be 'data', 'children' or 'any', got ${String(kind)}`);
+    const full = this.ns.full(path);
+    const live = this.connection.live();
+    for (const taken of this.watches.take(full, watcher, kind)) {
+      if (!taken.transport.removeWatches || taken.transport !== live?.transport) continue;
+      // Local: when the server cannot be reached, the watch is at least forgotten on the client.
+      await taken.transport.removeWatches(full, taken.kind, taken.native, true).catch(() => undefined);
+    }
+  }
+
   /** For tests and diagnostics: how many background deletes are running. */
   get pendingBackgroundDeletes(): number {
     return this.background.size;
@@ -394,6 +425,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   private async read<T>(
     path: string,
     options: WatchOptions,
+    kind: WatchKind,
     call: (t: Transport, full: string, watcher: Watcher | undefined) => Promise<T>,
     watchSetOnNoNode = false,
   ): Promise<T> {
@@ -408,7 +440,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return raceAbort(
       this.retry.run({ path, signal, session }, async (t) => {
         if (!o.watcher) return call(t, full, undefined);
-        const { native, forget } = this.watches.register(t, full, o.watcher, toUser);
+        const { native, forget } = this.watches.register(t, full, kind, o.watcher, toUser);
         try {
           return await call(t, full, native);
         } catch (err) {
