@@ -1,11 +1,11 @@
 /**
- * The demo's own eyes on ZooKeeper: the CLI's views (`zk-recipes watch locks …`), read again each
- * time a ZooKeeper watch fires, and handed to the scene that shows them.
+ * The demo's own eyes on ZooKeeper: the CLI's views (what `zk-recipes watch locks …` shows), read
+ * again each time one of their watches sees a change, and handed to the scene that shows them.
  */
 import type { Command, Report } from '../src/cli/command';
-import { NodeReader } from '../src/cli/NodeReader';
-import { WatchSet } from '../src/cli/WatchSet';
+import { WatchedReader } from '../src/cli/WatchedReader';
 import type { ZkClient } from '../src';
+import { StepLoop } from '../src/util/StepLoop';
 
 /**
  * Calls `onReport` with the view of `path` now, and again each time it changes (undefined while
@@ -13,14 +13,11 @@ import type { ZkClient } from '../src';
  * view has been handed over.
  */
 export async function follow<R extends Report>(client: ZkClient, command: Command<R>, path: string, signal: AbortSignal, onReport: (report: R | undefined) => void): Promise<void> {
-  let dirty = true;
-  let reading: Promise<void> | undefined;
-  let last = '';
-  const watches = new WatchSet(() => kick());
-  const readOnce = async (): Promise<void> => {
+  let last: string | undefined;
+  const loop = new StepLoop(async () => {
     let report: R | undefined;
     try {
-      report = await command.read(new NodeReader(client, signal, watches), path);
+      report = await reader.reading(signal, (r) => command.read(r, path));
     } catch {
       // Missing, or no such recipe now: a watch tells when that changes.
       report = undefined;
@@ -30,16 +27,9 @@ export async function follow<R extends Report>(client: ZkClient, command: Comman
     if (state === last) return;
     last = state;
     onReport(report);
-  };
-  const kick = (): Promise<void> => {
-    dirty = true;
-    reading ??= (async () => {
-      while (dirty && !signal.aborted) {
-        dirty = false;
-        await readOnce();
-      }
-    })().finally(() => (reading = undefined));
-    return reading;
-  };
-  await kick();
+  });
+  const reader = new WatchedReader(client, () => loop.kick(), signal);
+  signal.addEventListener('abort', () => loop.stop(), { once: true });
+  loop.kick();
+  await loop.idle;
 }

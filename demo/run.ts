@@ -71,7 +71,7 @@ class Demo {
 
       this.client = new ZkClient({ connectString, sessionTimeoutMs: LOCK_SESSION_TIMEOUT_MS, retryPolicy: new RetryNTimes({ n: 20, sleepMsBetweenRetries: 250 }) });
       this.client.start();
-      if (!(await this.client.blockUntilConnected({ timeoutMs: SCENE_WAIT_MS, signal: this.interrupt.signal }))) throw new Error(`no connection to ${connectString}`);
+      await this.client.blockUntilConnected({ timeoutMs: SCENE_WAIT_MS, signal: this.interrupt.signal });
       // A container: once the demo deletes its own root, nothing of it is left.
       await this.client.ensurePath(this.root, { container: true });
 

@@ -1,9 +1,8 @@
 import type { ZkClient } from '../client/ZkClient';
 import { isZkError } from '../errors';
 import { joinPath } from '../paths';
-import type { Stat, Watcher } from '../transport/Transport';
+import type { Stat } from '../transport/Transport';
 import { CliError, ExitCode } from './errors';
-import type { WatchKind, WatchSet } from './WatchSet';
 
 /** A node as read: its name under its parent, full path, stat, and data when it was read. */
 export interface NodeInfo {
@@ -23,22 +22,16 @@ export interface Listing {
 const PARALLEL_READS = 64;
 
 /**
- * The reads every command makes, each bounded by the command's signal. In a live view each read
- * also sets a watch (through a WatchSet), so the view hears of every change to what it showed:
- * children watches on listed nodes, data watches on read nodes, and an exists watch on a path
- * that is missing.
+ * The reads the commands make. A one-shot command reads with a NodeReader; a live view with a
+ * WatchedReader, whose reads also watch what they read. The commands do not know which.
  */
-export class NodeReader {
-  constructor(
-    readonly client: ZkClient,
-    readonly signal: AbortSignal | undefined,
-    private readonly watches?: WatchSet,
-  ) {}
-
-  /** Whether the reads set watches. */
-  get watching(): boolean {
-    return this.watches !== undefined;
-  }
+export abstract class Reader {
+  /** The children of `path` and its stat; undefined when it does not exist. */
+  abstract listIfAny(path: string): Promise<Listing | undefined>;
+  /** A node with its data; undefined when it is gone. */
+  abstract node(path: string, name: string): Promise<NodeInfo | undefined>;
+  /** A node's stat, undefined when it does not exist. Never watched: listings see nodes come and go. */
+  abstract stat(path: string): Promise<Stat | undefined>;
 
   /** The children of `path` and its stat; a CliError (NO_NODE) when it does not exist. */
   async list(path: string): Promise<Listing> {
@@ -48,42 +41,8 @@ export class NodeReader {
   }
 
   /**
-   * The children of `path` and its stat; undefined when it does not exist. In a live view a
-   * missing node gets an exists watch, so its creation is seen.
-   */
-  async listIfAny(path: string): Promise<Listing | undefined> {
-    try {
-      return await this.watched('children', path, (watcher) => this.client.getChildrenWithStat(path, { watcher, signal: this.signal }));
-    } catch (err) {
-      if (!isZkError(err, 'NONODE')) throw err;
-    }
-    if (this.watches) {
-      // Created between the two reads: the exists watch is set all the same; read again.
-      const stat = await this.watched('exists', path, (watcher) => this.client.exists(path, { watcher, signal: this.signal }));
-      if (stat !== null) return this.listIfAny(path);
-    }
-    return undefined;
-  }
-
-  /** A node's stat, undefined when it does not exist. Sets no watch: listings see nodes come and go. */
-  async stat(path: string): Promise<Stat | undefined> {
-    return (await this.client.exists(path, { signal: this.signal })) ?? undefined;
-  }
-
-  /** A node with its data; undefined when it is gone. */
-  async node(path: string, name: string): Promise<NodeInfo | undefined> {
-    try {
-      const { data, stat } = await this.watched('data', path, (watcher) => this.client.getData(path, { watcher, signal: this.signal }));
-      return { name, path, stat, data };
-    } catch (err) {
-      if (isZkError(err, 'NONODE')) return undefined;
-      throw err;
-    }
-  }
-
-  /**
    * The children `names` of `parent` with their data, in the order given. A child deleted since
-   * the listing is left out (the parent's children watch reports the deletion).
+   * the listing is left out.
    */
   async nodes(parent: string, names: readonly string[]): Promise<NodeInfo[]> {
     const found: Array<NodeInfo | undefined> = new Array(names.length);
@@ -97,8 +56,37 @@ export class NodeReader {
     await Promise.all(Array.from({ length: Math.min(PARALLEL_READS, names.length) }, worker));
     return found.filter((n): n is NodeInfo => n !== undefined);
   }
+}
 
-  private watched<T>(kind: WatchKind, path: string, read: (watcher: Watcher | undefined) => Promise<T>): Promise<T> {
-    return this.watches ? this.watches.read(kind, path, read) : read(undefined);
+/** Plain reads, each bounded by the command's signal. */
+export class NodeReader extends Reader {
+  constructor(
+    private readonly client: ZkClient,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    super();
+  }
+
+  async listIfAny(path: string): Promise<Listing | undefined> {
+    return missingAsUndefined(this.client.getChildrenWithStat(path, { signal: this.signal }));
+  }
+
+  async node(path: string, name: string): Promise<NodeInfo | undefined> {
+    const read = await missingAsUndefined(this.client.getData(path, { signal: this.signal }));
+    return read && { name, path, stat: read.stat, data: read.data };
+  }
+
+  async stat(path: string): Promise<Stat | undefined> {
+    return (await this.client.exists(path, { signal: this.signal })) ?? undefined;
+  }
+}
+
+/** The value of a read; undefined for NONODE. */
+export async function missingAsUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isZkError(err, 'NONODE')) return undefined;
+    throw err;
   }
 }

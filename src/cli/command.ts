@@ -1,4 +1,4 @@
-import type { NodeReader } from './NodeReader';
+import type { Reader } from './NodeReader';
 
 /** What every report has: the command, the path, and when it was read (this machine's clock, ISO 8601). */
 export interface Report {
@@ -16,7 +16,7 @@ export interface Command<R extends Report = Report> {
   readonly name: 'locks' | 'leader' | 'queue' | 'tree';
   /** One line for the help text. */
   readonly summary: string;
-  read(reader: NodeReader, path: string): Promise<R>;
+  read(reader: Reader, path: string): Promise<R>;
   render(report: R, nowMs: number): string;
 }
 

@@ -1,5 +1,5 @@
 import { ZkClient } from '../client/ZkClient';
-import { isZkError } from '../errors';
+import { ConnectionTimeoutError, isZkError } from '../errors';
 import { RetryNTimes } from '../retry';
 import { CliError, ExitCode, usageError } from './errors';
 
@@ -28,16 +28,13 @@ export async function openClient(connect: string, timeoutMs: number, signal?: Ab
   }
   client.start();
   const unreachable = () => new CliError(ExitCode.UNREACHABLE, `cannot reach ZooKeeper at ${connect} within ${timeoutMs} ms`);
-  let connected = false;
   try {
-    connected = await client.blockUntilConnected({ timeoutMs, signal });
+    await client.blockUntilConnected({ timeoutMs, signal });
   } catch (err) {
+    await client.close();
     // The command's own deadline may end the wait a moment before `timeoutMs` does.
-    if (err instanceof DOMException && err.name === 'TimeoutError') throw unreachable();
+    if (err instanceof ConnectionTimeoutError || (err instanceof DOMException && err.name === 'TimeoutError')) throw unreachable();
     throw err;
-  } finally {
-    if (!connected) await client.close();
   }
-  if (!connected) throw unreachable();
   return client;
 }

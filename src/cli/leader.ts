@@ -1,7 +1,7 @@
 import { sinceRead, type Command, type Report } from './command';
 import { plural, table } from './format';
 import { LATCH_NAMES, LAYOUTS_OF, MUTEX_NAMES, layoutFor, sortLockNodes } from './layouts';
-import type { NodeReader } from './NodeReader';
+import type { Reader } from './NodeReader';
 import { nodeCells, nodeView, type NodeView } from './nodeView';
 
 /** A participant of an election: its node, and its id (the node's data as UTF-8, as Curator reads it). */
@@ -23,7 +23,7 @@ export interface LeaderReport extends Report {
   readonly others: number;
 }
 
-async function readLeader(reader: NodeReader, path: string): Promise<LeaderReport> {
+async function readLeader(reader: Reader, path: string): Promise<LeaderReport> {
   const at = new Date();
   const listing = await reader.list(path);
   const layout = layoutFor(path, 'an election', listing, LAYOUTS_OF.leader);

@@ -16,7 +16,7 @@ import {
   sortLockNodes,
   type Layout,
 } from './layouts';
-import type { Listing, NodeReader } from './NodeReader';
+import type { Listing, Reader } from './NodeReader';
 import { nodeCells, nodeView, type NodeView } from './nodeView';
 
 /** How a node takes part in a lock: a mutex's node, a read or write node, or a semaphore's lease node. */
@@ -62,7 +62,7 @@ export function readWriteHolds(sorted: readonly string[]): boolean[] {
   });
 }
 
-async function readLocks(reader: NodeReader, path: string): Promise<LocksReport> {
+async function readLocks(reader: Reader, path: string): Promise<LocksReport> {
   const at = new Date();
   const now = at.getTime();
   const listing = await reader.list(path);
@@ -84,7 +84,7 @@ async function readLocks(reader: NodeReader, path: string): Promise<LocksReport>
 }
 
 async function readSemaphore(
-  reader: NodeReader,
+  reader: Reader,
   path: string,
   listing: Listing,
   layout: Layout,

@@ -3,7 +3,7 @@ import { joinPath } from '../paths';
 import { sinceRead, type Command, type Report } from './command';
 import { ageOf, durationText, plural } from './format';
 import { LAYOUTS_OF, LAYOUT_NAMES, itemSequence, layoutFor, queueOrderOf, queueVariantOf, type QueueVariant } from './layouts';
-import type { NodeReader } from './NodeReader';
+import type { Reader } from './NodeReader';
 
 /** The oldest item of a queue: the one created first, whatever the order of consumption. */
 export interface OldestItem {
@@ -36,7 +36,7 @@ export interface QueueReport extends Report {
   readonly others: number;
 }
 
-async function readQueue(reader: NodeReader, path: string): Promise<QueueReport> {
+async function readQueue(reader: Reader, path: string): Promise<QueueReport> {
   const at = new Date();
   const now = at.getTime();
   const listing = await reader.list(path);

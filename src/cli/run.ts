@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import debug from 'debug';
-import { isZkError } from '../errors';
+import { ConnectionTimeoutError, isZkError } from '../errors';
+import { isRetryableError } from '../retry';
 import { helpText, parseCommandLine, type Invocation, type ViewName } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
@@ -91,7 +92,8 @@ export function toCliError(err: unknown, invocation: Invocation | undefined, sto
   if (isZkError(err)) {
     if (err.code === 'NONODE') return new CliError(ExitCode.NO_NODE, `${err.path ?? 'the path'} does not exist`);
     if (err.code === 'INVALID_ARGUMENT') return new CliError(ExitCode.USAGE, err.message);
-    if (err.retryable || err.code === 'CLIENT_CLOSED') return new CliError(ExitCode.UNREACHABLE, `lost the connection to ZooKeeper${where}: ${err.code}`);
+    if (err instanceof ConnectionTimeoutError) return new CliError(ExitCode.UNREACHABLE, `cannot reach ZooKeeper${where}${within}`);
+    if (isRetryableError(err) || err.code === 'CLIENT_CLOSED') return new CliError(ExitCode.UNREACHABLE, `lost the connection to ZooKeeper${where}: ${err.code}`);
     return new CliError(ExitCode.FAILED, `${err.code}: ${err.message}`);
   }
   log('unexpected failure: %O', err);

@@ -18,7 +18,7 @@ import {
   type QueueVariant,
 } from './layouts';
 import { readWriteHolds } from './locks';
-import type { Listing, NodeReader } from './NodeReader';
+import type { Listing, Reader } from './NodeReader';
 
 /** One node of `zk-recipes tree`. */
 export interface TreeNode {
@@ -122,7 +122,7 @@ function withRest(recipe: TreeNode['recipe'], summary: string, members: readonly
   };
 }
 
-async function readTree(reader: NodeReader, path: string): Promise<TreeReport> {
+async function readTree(reader: Reader, path: string): Promise<TreeReport> {
   const at = new Date();
   const now = at.getTime();
   let budget = TREE_NODES_LIMIT - 1;

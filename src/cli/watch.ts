@@ -6,9 +6,9 @@ import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
 import { CliError } from './errors';
-import { NodeReader } from './NodeReader';
+import { StepLoop } from '../util/StepLoop';
 import type { CliIo } from './run';
-import { WatchSet } from './WatchSet';
+import { WatchedReader } from './WatchedReader';
 
 const log = debug('zk-recipes:cli:watch');
 
@@ -26,10 +26,10 @@ function stateOf(report: Report): string {
  * `zk-recipes watch <command> <path>`: shows the view, then again each time it changes, until
  * `io.stop` aborts.
  *
- * - **No polling.** Every read sets a one-shot watch (children of listed nodes, data of read
- *   nodes, existence of a missing path), at most one per node and kind; a watch that fires reads
- *   the view again, which sets the next watches. Events that come while a read runs make one
- *   more read, not one each.
+ * - **No polling.** The view reads through a WatchedReader: a ChildrenWatch on every node it
+ *   lists and a NodeWatch on every node it reads (each also watches for a missing node's
+ *   creation). A change one of them sees reads the view again; nodes already watched are answered
+ *   from their watches. Changes that come while a reading runs make one more reading (StepLoop).
  * - **Output.** On a terminal the screen is redrawn, and once a second the ages move on without
  *   reading. Elsewhere each change prints the view after a `--- <time>` line; with --json each
  *   change prints the report as one line. A read that finds the same state prints nothing.
@@ -48,12 +48,10 @@ export async function watchView(command: Command, invocation: Extract<Invocation
 }
 
 class LiveView {
-  private readonly watches = new WatchSet(() => this.kick());
   private readonly tty: boolean;
-  private dirty = true;
-  private reading: Promise<void> | undefined;
+  private readonly loop: StepLoop;
+  private readonly reader: WatchedReader;
   private last: { text: string; report: Report | undefined; state: string } | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
   private started = false;
   private firstError: unknown;
   /** A line about the connection, shown under the view until the next reading. */
@@ -67,14 +65,21 @@ class LiveView {
     private readonly stop: AbortSignal,
   ) {
     this.tty = io.stdout.isTTY === true && !invocation.json;
+    this.loop = new StepLoop(() => this.readOnce(), {
+      firstRetryMs: 500,
+      maxRetryMs: Math.max(500, invocation.timeoutMs),
+      onError: (err) => this.show(undefined, `error ${String(err)}`, `cannot read the view: ${err instanceof Error ? err.message : String(err)}`),
+    });
+    this.reader = new WatchedReader(client, () => this.loop.kick(), stop);
   }
 
   async run(): Promise<void> {
-    const offState = this.client.on('stateChanged', (state) => this.onState(state));
+    const onState = (state: ConnectionState) => this.onState(state);
+    this.client.on('stateChanged', onState);
     const redraw = this.tty ? setInterval(() => this.draw(), REDRAW_MS) : undefined;
     try {
-      this.kick();
-      await this.reading;
+      this.loop.kick();
+      await this.loop.idle;
       // The first reading decides whether there is anything to watch.
       if (this.firstError !== undefined) throw this.firstError;
       this.started = true;
@@ -83,32 +88,23 @@ class LiveView {
         this.stop.addEventListener('abort', () => resolve(), { once: true });
       });
     } finally {
-      offState();
+      this.loop.stop();
+      this.client.off('stateChanged', onState);
       clearInterval(redraw);
-      clearTimeout(this.retryTimer);
       if (this.tty) this.io.stdout.write('\n');
     }
   }
 
-  /** Reads the view again, now or right after the read under way. */
-  private kick(): void {
-    this.dirty = true;
-    this.reading ??= this.readWhileDirty().finally(() => (this.reading = undefined));
-  }
-
-  private async readWhileDirty(): Promise<void> {
-    while (this.dirty && !this.stop.aborted) {
-      this.dirty = false;
-      clearTimeout(this.retryTimer);
-      await this.readOnce();
-    }
-  }
-
+  /**
+   * One reading of the view. A missing path or another recipe is shown, and the watches left on
+   * the path report when that changes; any other failure goes to the loop, which reads again
+   * after a back-off (or at once on a change or a reconnection).
+   */
   private async readOnce(): Promise<void> {
     const signal = AbortSignal.any([this.stop, AbortSignal.timeout(this.invocation.timeoutMs)]);
     setMaxListeners(0, signal);
     try {
-      const report = await this.command.read(new NodeReader(this.client, signal, this.watches), this.invocation.path);
+      const report = await this.reader.reading(signal, (reader) => this.command.read(reader, this.invocation.path));
       this.show(report, stateOf(report));
     } catch (err) {
       if (this.stop.aborted) return;
@@ -116,14 +112,9 @@ class LiveView {
         this.firstError = err;
         return;
       }
-      const message = err instanceof CliError ? err.message : `cannot read the view: ${err instanceof Error ? err.message : String(err)}`;
       log('reading %s failed: %O', this.invocation.path, err);
-      this.show(undefined, `error ${message}`, message);
-      // A missing path or another recipe leaves watches that report the change. Any other
-      // failure (a timeout, a connection problem) is read again on reconnection, or after a while.
-      if (!(err instanceof CliError) && this.client.isConnected) {
-        this.retryTimer = setTimeout(() => this.kick(), this.invocation.timeoutMs);
-      }
+      if (!(err instanceof CliError)) throw err;
+      this.show(undefined, `error ${err.message}`, err.message);
     }
   }
 
@@ -131,7 +122,7 @@ class LiveView {
     if (state === ConnectionState.SUSPENDED || state === ConnectionState.LOST) {
       this.note(`connection ${state === ConnectionState.LOST ? 'lost (session expired)' : 'lost'}: showing the last view read`);
     } else if (this.started) {
-      this.kick();
+      this.loop.kick();
     }
   }
 
