@@ -7,6 +7,7 @@ import { LEADER_LATCH_NAME, LEADER_SELECTOR_NAME } from '../../recipes/leader/pa
 import { READ_LOCK_NAME, WRITE_LOCK_NAME } from '../../recipes/locks/InterProcessReadWriteLock';
 import { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LEASE_NAME, SEMAPHORE_LOCKS_PARENT } from '../../recipes/locks/InterProcessSemaphoreV2';
 import { sequenceOf, sortLockNodes } from '../../recipes/locks/sequence';
+import { stripProtection } from '../client/protection';
 import { CliError, ExitCode } from './errors';
 import type { Listing } from './NodeReader';
 import { DELAY_ORDER, FIFO_ORDER, ID_ORDER, PRIORITY_ORDER, QUEUE_ITEM_NAME, SIMPLE_QUEUE_ITEM_NAME, epochOf, type QueueOrder } from '../../recipes/queue/naming';
@@ -57,14 +58,32 @@ export const LATCH_NAMES: readonly string[] = Object.freeze([LEADER_LATCH_NAME])
 export const LEASE_NAMES: readonly string[] = Object.freeze([SEMAPHORE_LEASE_NAME]);
 export { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LOCKS_PARENT, sortLockNodes };
 
+/**
+ * The sequence of a lock-shaped node named `<lockName><sequence>`, after Curator's protection
+ * prefix if it has one (`_c_<uuid>-lock-0000000007`); undefined for any other name.
+ */
+export function lockSequence(name: string, lockName: string): number | undefined {
+  const bare = stripProtection(name);
+  return bare.startsWith(lockName) ? sequenceOf(bare, lockName) : undefined;
+}
+
+/**
+ * Whether `children` can be the `locks/` or `leases/` folder of a semaphore: every child a lock
+ * node (`lock-`) or a lease node (`lease-`) respectively.
+ */
+export function isSemaphorePart(folder: string, children: readonly string[]): boolean {
+  const name = folder === SEMAPHORE_LEASES_PARENT ? SEMAPHORE_LEASE_NAME : LEADER_SELECTOR_NAME;
+  return children.every((child) => lockSequence(child, name) !== undefined);
+}
+
 /** Whether a lock node is a write node of a read-write lock. */
 export function isWriteNode(name: string): boolean {
-  return sequenceOf(name, WRITE_LOCK_NAME) !== undefined;
+  return lockSequence(name, WRITE_LOCK_NAME) !== undefined;
 }
 
 /** The sequence of a read-write lock node, whichever its kind. */
 export function readWriteSequence(name: string): number | undefined {
-  return sequenceOf(name, WRITE_LOCK_NAME) ?? sequenceOf(name, READ_LOCK_NAME);
+  return lockSequence(name, WRITE_LOCK_NAME) ?? lockSequence(name, READ_LOCK_NAME);
 }
 
 // ------------------------------------------------------------------------------------ queues
@@ -128,8 +147,8 @@ export function queueOrderOf(variants: ReadonlySet<QueueVariant>): QueueOrder {
 /** The layout a single child name belongs to; semaphores are recognized from the parent's children together. */
 function kindOfName(name: string): LayoutKind | undefined {
   if (readWriteSequence(name) !== undefined) return 'readWriteLock';
-  if (sequenceOf(name, LEADER_LATCH_NAME) !== undefined) return 'leaderLatch';
-  if (sequenceOf(name, LEADER_SELECTOR_NAME) !== undefined) return 'mutex';
+  if (lockSequence(name, LEADER_LATCH_NAME) !== undefined) return 'leaderLatch';
+  if (lockSequence(name, LEADER_SELECTOR_NAME) !== undefined) return 'mutex';
   if (queueVariantOf(name) !== undefined) return 'distributedQueue';
   if (isSimpleQueueItem(name)) return 'simpleQueue';
   return undefined;

@@ -9,6 +9,7 @@ import {
   READ_WRITE_NAMES,
   SEMAPHORE_LEASES_PARENT,
   SEMAPHORE_LOCKS_PARENT,
+  isSemaphorePart,
   isWriteNode,
   notARecipe,
   readWriteSequence,
@@ -97,12 +98,12 @@ async function readSemaphore(
     layout.members.includes(SEMAPHORE_LEASES_PARENT) ? reader.listIfAny(leasesPath) : undefined,
     layout.members.includes(SEMAPHORE_LOCKS_PARENT) ? reader.listIfAny(locksPath) : undefined,
   ]);
-  const leaseNames = sortLockNodes(leases?.children ?? [], LEASE_NAMES);
-  const lockNames = sortLockNodes(locks?.children ?? [], MUTEX_NAMES);
   // `locks` and `leases` can be ordinary folders: only lease and lock nodes make a semaphore.
-  if (leaseNames.length !== (leases?.children.length ?? 0) || lockNames.length !== (locks?.children.length ?? 0)) {
+  if (!isSemaphorePart(SEMAPHORE_LEASES_PARENT, leases?.children ?? []) || !isSemaphorePart(SEMAPHORE_LOCKS_PARENT, locks?.children ?? [])) {
     throw notARecipe(path, 'a lock', listing, undefined);
   }
+  const leaseNames = sortLockNodes(leases?.children ?? [], LEASE_NAMES);
+  const lockNames = sortLockNodes(locks?.children ?? [], MUTEX_NAMES);
   const [leaseNodes, lockNodes] = await Promise.all([reader.nodes(leasesPath, leaseNames), reader.nodes(locksPath, lockNames)]);
   const holders = leaseNodes.map((n) => ({ ...nodeView(n, now, `${SEMAPHORE_LEASES_PARENT}/${n.name}`), mode: 'lease' as const }));
   const queue = lockNodes.map((n) => ({ ...nodeView(n, now, `${SEMAPHORE_LOCKS_PARENT}/${n.name}`), mode: 'lease' as const }));

@@ -9,6 +9,7 @@ import {
   READ_WRITE_NAMES,
   SEMAPHORE_LEASES_PARENT,
   SEMAPHORE_LOCKS_PARENT,
+  isSemaphorePart,
   isWriteNode,
   queueOrderOf,
   queueVariantOf,
@@ -105,11 +106,6 @@ function arrange(children: readonly string[], parentRecipe: TreeNode['recipe'], 
       return withRest(layout.kind, `${label}${kinds}: depth ${items.length}`, ordered, (i) => (i === 0 ? 'next' : 'item'), lexical);
     }
   }
-}
-
-function isSemaphorePart(name: string, children: readonly string[]): boolean {
-  const names = name === SEMAPHORE_LEASES_PARENT ? LEASE_NAMES : MUTEX_NAMES;
-  return sortLockNodes(children, names).length === children.length;
 }
 
 function withRest(recipe: TreeNode['recipe'], summary: string, members: readonly string[], role: (i: number) => string, lexical: readonly string[]): Arranged {
