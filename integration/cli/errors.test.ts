@@ -133,6 +133,11 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
     expect(run.code).toBe(ExitCode.FAILED);
     expect(run.stderr).toMatch(/^zk-recipes: NOAUTH: /);
     expectOneLine(run.stderr);
+    // tree shows the rest, and says which node it could not read.
+    const tree = await cli(['tree', root, ...connect]);
+    expect(tree.code).toBe(0);
+    expect(tree.stdout).toMatch(/── secret {2}\(not readable: NOAUTH\)\n/);
+    expect(tree.stdout).toMatch(/── plain\n/);
   });
 
   it('as a process: the exit code, one line on stderr, never a stack trace', async () => {

@@ -1,3 +1,4 @@
+import { ZkError, isZkError } from '../errors';
 import { joinPath } from '../paths';
 import { sinceRead, type Command, type Report } from './command';
 import { ageOf, durationText, ownerOf, plural } from './format';
@@ -27,8 +28,11 @@ export interface TreeNode {
   readonly path: string;
   /** The owning session as 0x hex; null for a node no session owns. */
   readonly session: string | null;
-  readonly created: string;
-  readonly ageMs: number;
+  /** When the node was created (ISO 8601); null when it could not be read. */
+  readonly created: string | null;
+  readonly ageMs: number | null;
+  /** Why the node could not be read (its ACL refused this client: NOAUTH); null when it was. */
+  readonly error: string | null;
   /** The recipe whose nodes are this node's children; null for none. */
   readonly recipe: LayoutKind | 'semaphoreLocks' | 'semaphoreLeases' | null;
   /** The recipe and its state in a few words ("InterProcessMutex (or LeaderSelector): held, 2 waiting"); null for none. */
@@ -143,9 +147,16 @@ async function readTree(reader: Reader, path: string): Promise<TreeReport> {
     const take = Math.max(0, Math.min(TREE_CHILDREN_LIMIT, budget, arranged.ordered.length));
     budget -= take;
     const shown = arranged.ordered.slice(0, take);
-    const listings = await Promise.all(shown.map((child) => limited(() => reader.listIfAny(joinPath(nodePath, child)))));
+    // A node this client may not read is shown as such; the rest of the tree still is.
+    const listings = await Promise.all(
+      shown.map((child) => limited(() => reader.listIfAny(joinPath(nodePath, child)).catch((err: unknown) => (isZkError(err, 'NOAUTH') ? err : Promise.reject(err))))),
+    );
     // `locks` and `leases` can be ordinary folders: only lease and lock nodes in them make a semaphore.
-    if (arranged.recipe === 'semaphore' && !shown.every((child, i) => isSemaphorePart(child, listings[i]?.children ?? []))) {
+    const childrenOf = (i: number) => {
+      const l = listings[i];
+      return l === undefined || l instanceof ZkError ? [] : l.children;
+    };
+    if (arranged.recipe === 'semaphore' && !shown.every((child, i) => isSemaphorePart(child, childrenOf(i)))) {
       arranged = { recipe: null, summary: null, ordered: arranged.ordered, roles: new Map() };
     }
     read += shown.length;
@@ -153,6 +164,7 @@ async function readTree(reader: Reader, path: string): Promise<TreeReport> {
       shown.map((child, i) => {
         const childListing = listings[i];
         if (childListing === undefined) return undefined;
+        if (childListing instanceof ZkError) return unreadable(joinPath(nodePath, child), child, childListing);
         // A queue item that is EPHEMERAL is a consumer's lock on it: the lock path of a lock-safe queue.
         const childRole = arranged.roles.get(child) ?? null;
         const inHand = childListing.stat.ephemeralOwner !== 0n && (arranged.recipe === 'distributedQueue' || arranged.recipe === 'simpleQueue');
@@ -165,6 +177,7 @@ async function readTree(reader: Reader, path: string): Promise<TreeReport> {
       session: ownerOf(listing.stat.ephemeralOwner),
       created: new Date(listing.stat.ctime).toISOString(),
       ageMs: ageOf(listing.stat.ctime, now),
+      error: null,
       recipe: arranged.recipe,
       summary: arranged.summary,
       role,
@@ -179,6 +192,10 @@ async function readTree(reader: Reader, path: string): Promise<TreeReport> {
   return { command: 'tree', path, at: at.toISOString(), root, nodes: read };
 }
 
+function unreadable(path: string, name: string, err: ZkError): TreeNode {
+  return { name, path, session: null, created: null, ageMs: null, error: err.code, recipe: null, summary: null, role: null, children: [], more: 0 };
+}
+
 function render(report: TreeReport, nowMs: number): string {
   const later = sinceRead(report, nowMs);
   const lines: string[] = [];
@@ -187,7 +204,8 @@ function render(report: TreeReport, nowMs: number): string {
     if (node.role) facts.push(node.role);
     if (node.summary) facts.push(node.summary);
     if (node.session) facts.push(`session ${node.session}`);
-    if (node.role || node.session) facts.push(durationText(node.ageMs + later));
+    if ((node.role || node.session) && node.ageMs !== null) facts.push(durationText(node.ageMs + later));
+    if (node.error) facts.push(`(not readable: ${node.error})`);
     return facts.length > 0 ? `  ${facts.join('  ')}` : '';
   };
   const walk = (node: TreeNode, prefix: string, last: boolean, top: boolean): void => {
