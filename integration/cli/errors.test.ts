@@ -131,7 +131,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
     await client.setACL(path, [{ perms: Perms.ALL, scheme: 'digest', id: 'admin:AAAAAAAAAAAAAAAAAAAAAAAAAAA=' }]);
     const run = await cli(['locks', path, ...connect]);
     expect(run.code).toBe(ExitCode.FAILED);
-    expect(run.stderr).toMatch(/^zk-recipes: NOAUTH: /);
+    expect(run.stderr).toMatch(new RegExp(`^zk-recipes: NOAUTH at ${path}\\n$`));
     expectOneLine(run.stderr);
     // tree shows the rest, and says which node it could not read.
     const tree = await cli(['tree', root, ...connect]);

@@ -94,7 +94,8 @@ export function toCliError(err: unknown, invocation: Invocation | undefined, sto
     if (err.code === 'INVALID_ARGUMENT') return new CliError(ExitCode.USAGE, err.message);
     if (err instanceof ConnectionTimeoutError) return new CliError(ExitCode.UNREACHABLE, `cannot reach ZooKeeper${where}${within}`);
     if (isRetryableError(err) || err.code === 'CLIENT_CLOSED') return new CliError(ExitCode.UNREACHABLE, `lost the connection to ZooKeeper${where}: ${err.code}`);
-    return new CliError(ExitCode.FAILED, `${err.code}: ${err.message}`);
+    // Server errors name their code first ("NOAUTH at /x"); the others get it in front.
+    return new CliError(ExitCode.FAILED, err.message.startsWith(err.code) ? err.message.split('\n')[0] : `${err.code}: ${err.message.split('\n')[0]}`);
   }
   log('unexpected failure: %O', err);
   const message = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -2,11 +2,11 @@ import { setMaxListeners } from 'node:events';
 import debug from 'debug';
 import type { ZkClient } from '../client/ZkClient';
 import { ConnectionState } from '../client/ConnectionState';
+import { StepLoop } from '../util/StepLoop';
 import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
 import { CliError } from './errors';
-import { StepLoop } from '../util/StepLoop';
 import type { CliIo } from './run';
 import { WatchedReader } from './WatchedReader';
 
