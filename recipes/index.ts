@@ -3,3 +3,4 @@ export * from './locks';
 export * from './shared';
 export * from './leader';
 export * from './queue';
+export * from './atomic';

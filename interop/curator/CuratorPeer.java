@@ -25,6 +25,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicNumber;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicValue;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -397,6 +403,42 @@ public final class CuratorPeer {
                 return;
             }
 
+            // ---- DistributedAtomicLong, DistributedAtomicInteger (values as decimal strings), DistributedAtomicValue (UTF-8)
+            case "atomic.new":
+                define(a, Atomic.create(client, a));
+                return;
+            case "atomic.get":
+                get(a, Atomic.class).outcome(reply, get(a, Atomic.class).get());
+                return;
+            case "atomic.increment":
+                get(a, Atomic.class).outcome(reply, get(a, Atomic.class).number().increment());
+                return;
+            case "atomic.add":
+                get(a, Atomic.class).add(reply, str(a, "delta"));
+                return;
+            case "atomic.incrementMany": {
+                Atomic atomic = get(a, Atomic.class);
+                List<String> values = new ArrayList<>();
+                for (long i = num(a, "count", 1); i > 0; i--) {
+                    AtomicValue<?> v = atomic.number().increment();
+                    if (v.succeeded()) values.add(String.valueOf(v.postValue()));
+                }
+                reply.with("values", values);
+                return;
+            }
+            case "atomic.compareAndSet":
+                get(a, Atomic.class).compareAndSet(reply, str(a, "expected"), str(a, "value"));
+                return;
+            case "atomic.trySet":
+                get(a, Atomic.class).trySet(reply, str(a, "value"));
+                return;
+            case "atomic.forceSet":
+                get(a, Atomic.class).forceSet(str(a, "value"));
+                return;
+            case "atomic.initialize":
+                reply.with("initialized", get(a, Atomic.class).initialize(str(a, "value")));
+                return;
+
             // ---- benchmark
             case "bench.mutexLoop":
                 benchMutexLoop(str(a, "path"), (int) num(a, "iterations", 1000), (int) num(a, "warmup", 0), reply);
@@ -492,6 +534,98 @@ public final class CuratorPeer {
         @Override
         public void close() {
             selector.close();
+        }
+    }
+
+    /** One of Curator's atomic values, taking and giving its values as text. */
+    private static final class Atomic {
+        final String kind;
+        final DistributedAtomicNumber<?> number;
+        final DistributedAtomicValue bytes;
+
+        private Atomic(String kind, DistributedAtomicNumber<?> number, DistributedAtomicValue bytes) {
+            this.kind = kind;
+            this.number = number;
+            this.bytes = bytes;
+        }
+
+        static Atomic create(CuratorFramework client, Map<String, Object> a) {
+            String path = str(a, "path");
+            org.apache.curator.RetryPolicy retry = new RetryNTimes((int) num(a, "retries", 10), (int) num(a, "sleepMs", 10));
+            PromotedToLock promoted = a.get("lockPath") instanceof String
+                    ? PromotedToLock.builder().lockPath((String) a.get("lockPath"))
+                            .retryPolicy(new RetryNTimes((int) num(a, "lockRetries", 0), 10)).build()
+                    : null;
+            String kind = str(a, "kind");
+            switch (kind) {
+                case "long":
+                    return new Atomic(kind, new DistributedAtomicLong(client, path, retry, promoted), null);
+                case "int":
+                    return new Atomic(kind, new DistributedAtomicInteger(client, path, retry, promoted), null);
+                case "value":
+                    return new Atomic(kind, null, new DistributedAtomicValue(client, path, retry, promoted));
+                default:
+                    throw new IllegalArgumentException("unknown atomic kind \"" + kind + "\"");
+            }
+        }
+
+        DistributedAtomicNumber<?> number() {
+            if (number == null) throw new IllegalStateException("a " + kind + " is not a number");
+            return number;
+        }
+
+        AtomicValue<?> get() throws Exception {
+            return number != null ? number.get() : bytes.get();
+        }
+
+        @SuppressWarnings("unchecked")
+        void add(Json.Obj reply, String delta) throws Exception {
+            if (kind.equals("long")) outcome(reply, ((DistributedAtomicNumber<Long>) number).add(Long.parseLong(delta)));
+            else outcome(reply, ((DistributedAtomicNumber<Integer>) number()).add(Integer.parseInt(delta)));
+        }
+
+        @SuppressWarnings("unchecked")
+        void compareAndSet(Json.Obj reply, String expected, String value) throws Exception {
+            if (kind.equals("long")) outcome(reply, ((DistributedAtomicNumber<Long>) number).compareAndSet(Long.parseLong(expected), Long.parseLong(value)));
+            else if (kind.equals("int")) outcome(reply, ((DistributedAtomicNumber<Integer>) number).compareAndSet(Integer.parseInt(expected), Integer.parseInt(value)));
+            else outcome(reply, bytes.compareAndSet(utf8(expected), utf8(value)));
+        }
+
+        @SuppressWarnings("unchecked")
+        void trySet(Json.Obj reply, String value) throws Exception {
+            if (kind.equals("long")) outcome(reply, ((DistributedAtomicNumber<Long>) number).trySet(Long.parseLong(value)));
+            else if (kind.equals("int")) outcome(reply, ((DistributedAtomicNumber<Integer>) number).trySet(Integer.parseInt(value)));
+            else outcome(reply, bytes.trySet(utf8(value)));
+        }
+
+        @SuppressWarnings("unchecked")
+        void forceSet(String value) throws Exception {
+            if (kind.equals("long")) ((DistributedAtomicNumber<Long>) number).forceSet(Long.parseLong(value));
+            else if (kind.equals("int")) ((DistributedAtomicNumber<Integer>) number).forceSet(Integer.parseInt(value));
+            else bytes.forceSet(utf8(value));
+        }
+
+        @SuppressWarnings("unchecked")
+        boolean initialize(String value) throws Exception {
+            if (kind.equals("long")) return ((DistributedAtomicNumber<Long>) number).initialize(Long.parseLong(value));
+            if (kind.equals("int")) return ((DistributedAtomicNumber<Integer>) number).initialize(Integer.parseInt(value));
+            return bytes.initialize(utf8(value));
+        }
+
+        void outcome(Json.Obj reply, AtomicValue<?> v) {
+            reply.with("succeeded", v.succeeded()).with("preValue", text(v.preValue())).with("postValue", text(v.postValue()))
+                    .with("optimisticTries", v.getStats().getOptimisticTries())
+                    .with("promotedLockTries", v.getStats().getPromotedLockTries());
+        }
+
+        private static String text(Object value) {
+            if (value == null) return null;
+            if (value instanceof byte[]) return new String((byte[]) value, StandardCharsets.UTF_8);
+            return String.valueOf(value);
+        }
+
+        private static byte[] utf8(String s) {
+            return s.getBytes(StandardCharsets.UTF_8);
         }
     }
 

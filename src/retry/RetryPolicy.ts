@@ -17,9 +17,11 @@ export interface RetryPolicy {
 
 /**
  * The codes after which another attempt may succeed: Curator's (CONNECTIONLOSS, OPERATIONTIMEOUT,
- * SESSIONMOVED, SESSIONEXPIRED), and the library's own two for the same situations: no connection
- * within the connection timeout (CONNECTION_TIMEOUT, where Curator reports a CONNECTIONLOSS), and
- * a session the client itself declared ended (SESSION_LOST).
+ * SESSIONMOVED, SESSIONEXPIRED), and the library's own for the same situations: no connection
+ * within the connection timeout (CONNECTION_TIMEOUT, where Curator reports a CONNECTIONLOSS), a
+ * session the client itself declared ended (SESSION_LOST), and an optimistic update that lost a
+ * race with another writer (CONTENDED: the atomic values ask their retry policy with it, as
+ * Curator's do).
  */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'CONNECTIONLOSS',
@@ -28,6 +30,7 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'SESSIONEXPIRED',
   'CONNECTION_TIMEOUT',
   'SESSION_LOST',
+  'CONTENDED',
 ]);
 
 /**

@@ -1,0 +1,29 @@
+import { ZkError, type ZkErrorOptions } from '../../src/errors';
+
+/**
+ * An optimistic update of an atomic value lost a race: another writer changed (or created) the
+ * node between our read and our write. It is what an atomic value's retry policy is asked about
+ * between attempts (its code, 'CONTENDED', is retryable); it never reaches the caller, who sees
+ * `succeeded: false` when the policy gives up.
+ */
+export class AtomicContentionError extends ZkError {
+  override name = 'AtomicContentionError';
+  constructor(options: ZkErrorOptions = {}) {
+    super('CONTENDED', `another writer changed ${options.path ?? 'the value'} first`, options);
+  }
+}
+
+/**
+ * The bytes of an atomic number's node cannot be read as one: fewer bytes than the number needs
+ * (8 for a long, 4 for an int). Curator throws the same for such a node. Empty data reads as 0.
+ */
+export class AtomicValueCorruptError extends ZkError {
+  override name = 'AtomicValueCorruptError';
+  constructor(
+    readonly bytes: Buffer,
+    options: ZkErrorOptions = {},
+  ) {
+    const shown = [...bytes.subarray(0, 16)].map((b) => `0x${b.toString(16)}`).join(', ');
+    super('BAD_DATA', `corrupted data for node ${options.path ?? '?'}: [${shown}${bytes.length > 16 ? ', …' : ''}]`, options);
+  }
+}
