@@ -4,3 +4,4 @@ export * from './shared';
 export * from './leader';
 export * from './queue';
 export * from './atomic';
+export * from './barriers';

@@ -31,6 +31,8 @@ import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicNumber;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicValue;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -437,6 +439,37 @@ public final class CuratorPeer {
                 return;
             case "atomic.initialize":
                 reply.with("initialized", get(a, Atomic.class).initialize(str(a, "value")));
+                return;
+
+            // ---- DistributedBarrier and DistributedDoubleBarrier (waits without timeoutMs wait as long as it takes)
+            case "barrier.new":
+                define(a, new DistributedBarrier(client, str(a, "path")));
+                return;
+            case "barrier.set":
+                get(a, DistributedBarrier.class).setBarrier();
+                return;
+            case "barrier.remove":
+                get(a, DistributedBarrier.class).removeBarrier();
+                return;
+            case "barrier.wait": {
+                DistributedBarrier b = get(a, DistributedBarrier.class);
+                long timeoutMs = num(a, "timeoutMs", -1);
+                if (timeoutMs < 0) {
+                    b.waitOnBarrier();
+                    reply.with("passed", true);
+                } else {
+                    reply.with("passed", b.waitOnBarrier(timeoutMs, TimeUnit.MILLISECONDS));
+                }
+                return;
+            }
+            case "doubleBarrier.new":
+                define(a, new DistributedDoubleBarrier(client, str(a, "path"), (int) num(a, "memberQty", 1)));
+                return;
+            case "doubleBarrier.enter":
+                reply.with("entered", get(a, DistributedDoubleBarrier.class).enter(num(a, "timeoutMs", 30_000), TimeUnit.MILLISECONDS));
+                return;
+            case "doubleBarrier.leave":
+                reply.with("left", get(a, DistributedDoubleBarrier.class).leave(num(a, "timeoutMs", 30_000), TimeUnit.MILLISECONDS));
                 return;
 
             // ---- benchmark

@@ -1,0 +1,112 @@
+import { BarrierTimeoutError, DistributedBarrier, DistributedDoubleBarrier } from '../../../recipes/barriers';
+import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import { Clients, StateRecorder, childrenOf, eventually, isWatching, randomRoot, timing } from '../../helpers';
+
+describe('the barriers under faults', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  let path: string;
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(() => {
+    path = `${randomRoot('barrier-faults')}/barrier`;
+  });
+  afterEach(() => clients.closeAll());
+  afterAll(() => server.close());
+
+  const connect = (connectString = server.connectString) => clients.connect({ connectString });
+
+  // Curator's testServerCrash, where Curator's wait throws a connection loss: ours rides through.
+  it('DistributedBarrier: a wait rides through a server restart, and a bounded one ends in time while the server is down', async () => {
+    const setter = await connect();
+    const waiterClient = await connect();
+    await new DistributedBarrier(setter, path).setBarrier();
+    const barrier = new DistributedBarrier(waiterClient, path);
+    let released = false;
+    const waiting = barrier.waitOnBarrier({ timeoutMs: timing(60_000) }).then(() => (released = true));
+    await eventually('the waiter to watch', () => isWatching(server, path, waiterClient.sessionId));
+    await server.stop();
+    const startedAt = Date.now();
+    await expect(barrier.waitOnBarrier({ timeoutMs: 500 })).rejects.toThrow(BarrierTimeoutError);
+    expect(Date.now() - startedAt).toBeLessThan(timing(2_000));
+    await server.start();
+    await eventually('the waiter to watch again', () => isWatching(server, path, waiterClient.sessionId));
+    expect(released).toBe(false);
+    await new DistributedBarrier(setter, path).removeBarrier();
+    await waiting;
+  });
+
+  it("DistributedBarrier: the waiter's session expires; the wait goes on in the new session", async () => {
+    const setter = await connect();
+    const waiterClient = await connect();
+    const states = new StateRecorder(waiterClient);
+    await new DistributedBarrier(setter, path).setBarrier();
+    const waiting = new DistributedBarrier(waiterClient, path).waitOnBarrier({ timeoutMs: timing(60_000) });
+    await eventually('the waiter to watch', () => isWatching(server, path, waiterClient.sessionId));
+    const mark = states.mark();
+    await expireSession(waiterClient);
+    await states.waitFor('RECONNECTED', mark);
+    await eventually('the waiter to watch in its new session', () => isWatching(server, path, waiterClient.sessionId));
+    await new DistributedBarrier(setter, path).removeBarrier();
+    await waiting;
+  });
+
+  it('DistributedDoubleBarrier: a member waiting to enter loses its session; it joins again and passes with the others', async () => {
+    const aClient = await connect();
+    const states = new StateRecorder(aClient);
+    const a = new DistributedDoubleBarrier(aClient, path, 2);
+    const entering = a.enter({ timeoutMs: timing(60_000) });
+    await eventually('a waiting', async () => (await childrenOf(aClient, path)).length === 1);
+    const firstSession = aClient.sessionId;
+    const mark = states.mark();
+    await expireSession(aClient);
+    await states.waitFor('RECONNECTED', mark);
+    // Its node is back, in the new session, under the same name.
+    await eventually('a to join again', async () => (await aClient.exists(a.ourPath))?.ephemeralOwner === aClient.sessionId);
+    expect(aClient.sessionId).not.toBe(firstSession);
+    const b = new DistributedDoubleBarrier(await connect(), path, 2);
+    await b.enter({ timeoutMs: timing(10_000) });
+    await entering;
+    await Promise.all([a.leave({ timeoutMs: timing(10_000) }), b.leave({ timeoutMs: timing(10_000) })]);
+    expect(await childrenOf(aClient, path)).toEqual([]);
+  });
+
+  it('DistributedDoubleBarrier: the lowest member loses its session while waiting to leave; it counts as left, and everyone gets out', async () => {
+    const clientsOf = await Promise.all([connect(), connect()]);
+    const members = clientsOf.map((c) => new DistributedDoubleBarrier(c, path, 2));
+    await Promise.all(members.map((m) => m.enter({ timeoutMs: timing(10_000) })));
+    const [lowest, highest] = [...members].sort((x, y) => (x.ourPath < y.ourPath ? -1 : 1));
+    const lowestClient = lowest.client;
+    const states = new StateRecorder(lowestClient);
+    const leaving = lowest.leave({ timeoutMs: timing(60_000) });
+    await eventually('the lowest to wait for the highest', () => isWatching(server, highest.ourPath, lowestClient.sessionId));
+    const mark = states.mark();
+    await expireSession(lowestClient);
+    await states.waitFor('RECONNECTED', mark);
+    expect(await lowestClient.exists(lowest.ourPath)).toBeNull();
+    await highest.leave({ timeoutMs: timing(10_000) });
+    await leaving;
+    expect(await childrenOf(lowestClient, path)).toEqual([]);
+  });
+
+  it('DistributedDoubleBarrier: a server restart while members wait to enter; a partitioned member catches up after the heal', async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const partitionedClient = await connect(proxy.connectString);
+    const partitioned = new DistributedDoubleBarrier(partitionedClient, path, 3);
+    const waiter = new DistributedDoubleBarrier(await connect(), path, 3);
+    const entering = [partitioned.enter({ timeoutMs: timing(60_000) }), waiter.enter({ timeoutMs: timing(60_000) })];
+    const watcher = await connect();
+    await eventually('two members waiting', async () => (await childrenOf(watcher, path)).length === 2);
+    await server.restart();
+    proxy.blackhole();
+    const last = new DistributedDoubleBarrier(await connect(), path, 3);
+    await last.enter({ timeoutMs: timing(30_000) });
+    await entering[1];
+    proxy.heal();
+    await entering[0];
+    await Promise.all([partitioned, waiter, last].map((m) => m.leave({ timeoutMs: timing(30_000) })));
+    expect(await childrenOf(watcher, path)).toEqual([]);
+  });
+});
