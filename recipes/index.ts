@@ -5,3 +5,4 @@ export * from './leader';
 export * from './queue';
 export * from './atomic';
 export * from './barriers';
+export * from './nodes';

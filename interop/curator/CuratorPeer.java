@@ -39,6 +39,8 @@ import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.recipes.nodes.PersistentTtlNode;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -53,6 +55,7 @@ import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.CreateMode;
 
 /**
  * A Curator client driven over stdin/stdout, for zk-recipes' interop tests and benchmarks.
@@ -470,6 +473,36 @@ public final class CuratorPeer {
                 return;
             case "doubleBarrier.leave":
                 reply.with("left", get(a, DistributedDoubleBarrier.class).leave(num(a, "timeoutMs", 30_000), TimeUnit.MILLISECONDS));
+                return;
+
+            // ---- PersistentNode and PersistentTtlNode (data as UTF-8)
+            case "persistentNode.new": {
+                PersistentNode node = new PersistentNode(client, CreateMode.valueOf(str(a, "mode")), bool(a, "protected", false),
+                        str(a, "path"), str(a, "data").getBytes(StandardCharsets.UTF_8));
+                node.getListenable().addListener(path -> emit(event("nodeCreated").with("name", str(a, "name")).with("path", path)));
+                define(a, node);
+                return;
+            }
+            case "persistentNode.start":
+                get(a, PersistentNode.class).start();
+                return;
+            case "persistentNode.waitForInitialCreate":
+                reply.with("created", get(a, PersistentNode.class).waitForInitialCreate(num(a, "timeoutMs", 10_000), TimeUnit.MILLISECONDS));
+                return;
+            case "persistentNode.path":
+                reply.with("path", get(a, PersistentNode.class).getActualPath());
+                return;
+            case "persistentNode.setData":
+                get(a, PersistentNode.class).setData(str(a, "data").getBytes(StandardCharsets.UTF_8));
+                return;
+            case "ttlNode.new":
+                define(a, new PersistentTtlNode(client, str(a, "path"), num(a, "ttlMs", 1_000), str(a, "data").getBytes(StandardCharsets.UTF_8)));
+                return;
+            case "ttlNode.start":
+                get(a, PersistentTtlNode.class).start();
+                return;
+            case "ttlNode.waitForInitialCreate":
+                reply.with("created", get(a, PersistentTtlNode.class).waitForInitialCreate(num(a, "timeoutMs", 10_000), TimeUnit.MILLISECONDS));
                 return;
 
             // ---- benchmark

@@ -1,0 +1,111 @@
+import { PersistentTtlNode } from '../../../recipes/nodes';
+import { InvalidArgumentError, ZkClient } from '../../../src';
+import { TestingServer } from '../../../src/testing';
+import { Clients, eventually, randomRoot, timing, watchNode } from '../../helpers';
+
+const TTL_MS = 500;
+
+describe('PersistentTtlNode', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  const nodes: PersistentTtlNode[] = [];
+  let path: string;
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(() => {
+    path = `${randomRoot('ttl')}/test`;
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.close()));
+    await clients.closeAll();
+  });
+  afterAll(() => server.close());
+
+  const connect = () => clients.connect({ connectString: server.connectString });
+  const started = (client: ZkClient, p = path, options: Partial<ConstructorParameters<typeof PersistentTtlNode>[2]> = {}) => {
+    const node = new PersistentTtlNode(client, p, { ttlMs: TTL_MS, ...options });
+    nodes.push(node);
+    node.start();
+    return node;
+  };
+
+  // Curator's testBasic.
+  it('lives while it is touched, and goes about its TTL after close()', async () => {
+    const client = await connect();
+    const node = started(client, path, { data: 'x' });
+    await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
+    await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
+    // No deletion for many TTLs: the touches keep it.
+    const watched = await watchNode(client, path, 6 * TTL_MS);
+    await expect(watched.next).rejects.toThrow(/no an event on/);
+    expect((await client.getData(path)).data.toString()).toBe('x');
+    const gone = await watchNode(client, path, timing(10_000));
+    await node.close();
+    expect(await gone.next).toBe('deleted');
+  });
+
+  // Curator's testForcedDeleteOfTouchNode.
+  it('a deleted touch node is created again, and the node stays', async () => {
+    const client = await connect();
+    const node = started(client);
+    await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
+    for (let i = 0; i < 3; i++) {
+      await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
+      await client.delete(node.childPath, { quietly: true });
+    }
+    await eventually('the touch node again', async () => (await client.exists(node.childPath)) !== null);
+    expect(await client.exists(path)).not.toBeNull();
+  });
+
+  // Curator's testEventsOnParent: touches make no noise on the node itself.
+  it("touching fires no watch on the node; a change of the node's own data does", async () => {
+    const client = await connect();
+    const other = await connect();
+    const node = started(client);
+    await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
+    await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
+    const quiet = await watchNode(other, path, 4 * TTL_MS);
+    await expect(quiet.next).rejects.toThrow(/no an event on/);
+    const changed = await watchNode(other, path);
+    await client.setData(path, 'changed');
+    expect(await changed.next).toBe('changed');
+  });
+
+  // Curator's testTouchNodeNotCreated (#1258): a node whose child was never touched still goes.
+  it('closed before its first touch, the node still goes after its TTL', async () => {
+    const client = await connect();
+    const node = started(client, path, { touchScheduleFactor: 1 });
+    await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
+    const gone = await watchNode(client, path, timing(10_000));
+    await node.close();
+    expect(await client.exists(node.childPath)).toBeNull();
+    expect(await gone.next).toBe('deleted');
+  });
+
+  // Curator's testRecreationOfParentNodeWithParentCreationOff.
+  it('without parent creation, a deleted parent keeps both nodes away', async () => {
+    const client = await connect();
+    const other = await connect();
+    await client.ensurePath(`${path}/one`);
+    const node = started(client, `${path}/one/two`, { createParents: false, data: 'hey' });
+    await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
+    await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
+    const deleted = await watchNode(other, `${path}/one`);
+    await other.delete(`${path}/one`, { recursive: true });
+    expect(await deleted.next).toBe('deleted');
+    const stays = await watchNode(other, `${path}/one/two`, 3 * TTL_MS);
+    await expect(stays.next).rejects.toThrow(/no an event on/);
+    expect(node.getData().toString()).toBe('hey');
+  });
+
+  it('refuses bad input', () => {
+    const client = new ZkClient({ connectString: server.connectString });
+    expect(() => new PersistentTtlNode(client, path, { ttlMs: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new PersistentTtlNode(client, path, {} as never)).toThrow(InvalidArgumentError);
+    expect(() => new PersistentTtlNode(client, path, { ttlMs: 2 ** 31 })).toThrow(InvalidArgumentError);
+    expect(() => new PersistentTtlNode(client, path, { ttlMs: 10, childNodeName: '' })).toThrow(InvalidArgumentError);
+    expect(() => new PersistentTtlNode(client, path, { ttlMs: 10, touchScheduleFactor: 0 })).toThrow(InvalidArgumentError);
+  });
+});
