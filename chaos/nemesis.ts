@@ -218,13 +218,33 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       mark('end', `worker ${w}`, { session });
       return;
     }
-    case 'pause-worker':
-      mark('start', `worker ${w}`);
-      x.workers[w].freeze();
+    case 'pause-worker': {
+      const worker = x.workers[w];
+      // Every other pause catches the worker between the read and the write of a guarded
+      // increment (it stops itself there); the others come at a random moment.
+      const inHold = fault.pick % 2 === 0;
+      let frozenAt: number | undefined;
+      let detail = 'at a random moment';
+      if (inHold) {
+        const freezing = worker.nextEvent((e) => e.type === 'note' && e.what === 'freezing', 5_000);
+        await worker.request('freeze-in-hold').catch(() => undefined);
+        const event = await freezing;
+        if (event) {
+          worker.markFrozen();
+          frozenAt = event.at;
+          detail = `in the middle of a hold: ${(event as { detail: string }).detail}`;
+        } else detail = 'at a random moment (no hold came within 5 s)';
+      }
+      if (frozenAt === undefined) {
+        frozenAt = now();
+        worker.freeze();
+      }
+      x.emit({ type: 'fault', at: frozenAt, id: fault.id, kind: fault.kind, phase: 'start', target: `worker ${w}`, worker: w, detail });
       await sleep(fault.durationMs);
-      x.workers[w].thaw();
+      worker.thaw();
       mark('end', `worker ${w}`);
       return;
+    }
     case 'burst':
       mark('start', 'all workers');
       await Promise.all(x.workers.map((worker) => worker.request('burst', { flows: 4, durationMs: fault.durationMs }).catch(() => undefined)));

@@ -35,8 +35,10 @@ export class ChildLines {
   private nextId = 1;
   private exitInfo: string | undefined;
   private readonly firstLineWaiters: Array<(line: Record<string, unknown>) => void> = [];
+  private readonly eventWaiters = new Set<{ test: (event: HistoryEvent) => boolean; wake: (event: HistoryEvent) => void }>();
   readonly exited: Promise<string>;
-  private stoppedNow = false;
+  /** Whether the child is stopped now, as far as the runner knows. */
+  stoppedNow = false;
 
   /**
    * @param script the TypeScript file to run, relative to the repository
@@ -63,7 +65,15 @@ export class ChildLines {
     const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
       const event = parseEventLine(line);
-      if (event) return onEvent(event);
+      if (event) {
+        for (const waiter of [...this.eventWaiters]) {
+          if (waiter.test(event)) {
+            this.eventWaiters.delete(waiter);
+            waiter.wake(event);
+          }
+        }
+        return onEvent(event);
+      }
       let message: Record<string, unknown>;
       try {
         message = JSON.parse(line) as Record<string, unknown>;
@@ -115,6 +125,24 @@ export class ChildLines {
     });
   }
 
+  /** The next event of this child that passes `test`; undefined after `timeoutMs`. */
+  nextEvent(test: (event: HistoryEvent) => boolean, timeoutMs: number): Promise<HistoryEvent | undefined> {
+    return new Promise((resolve) => {
+      const waiter = {
+        test,
+        wake: (event: HistoryEvent) => {
+          clearTimeout(timer);
+          resolve(event);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.eventWaiters.delete(waiter);
+        resolve(undefined);
+      }, timeoutMs);
+      this.eventWaiters.add(waiter);
+    });
+  }
+
   /** Sends a command and waits for its reply. */
   request(cmd: string, args: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Record<string, unknown>> {
     if (this.exitInfo !== undefined) return Promise.reject(new Error(`${this.label} has exited (${this.exitInfo})`));
@@ -135,11 +163,15 @@ export class ChildLines {
     this.child.kill('SIGSTOP');
   }
 
-  /** SIGCONT. */
+  /** Notes that the child stopped itself (SIGSTOP to its own pid), so that `thaw` wakes it. */
+  markFrozen(): void {
+    this.stoppedNow = true;
+  }
+
+  /** SIGCONT (harmless when it is not stopped). */
   thaw(): void {
-    if (!this.stoppedNow) return;
     this.stoppedNow = false;
-    this.child.kill('SIGCONT');
+    if (!this.hasExited) this.child.kill('SIGCONT');
   }
 
   /** Closes its stdin (it exits), and kills it if it has not exited within `timeoutMs`. */

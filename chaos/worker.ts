@@ -31,6 +31,7 @@ export interface WorkerConfig {
 export type WorkerCommand =
   | { id: number; cmd: 'creds' }
   | { id: number; cmd: 'burst'; flows: number; durationMs: number }
+  | { id: number; cmd: 'freeze-in-hold' }
   | { id: number; cmd: 'stop-producing' }
   | { id: number; cmd: 'stop' }
   | { id: number; cmd: 'exit' };
@@ -130,6 +131,9 @@ async function main(): Promise<void> {
       }
       case 'burst':
         workload.burst(command.flows, command.durationMs);
+        return {};
+      case 'freeze-in-hold':
+        workload.armFreeze();
         return {};
       case 'stop-producing':
         workload.stopProducing();

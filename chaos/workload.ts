@@ -104,6 +104,8 @@ export class Workload {
   private queue: DistributedQueue<{ id: string }> | undefined;
   private selector: LeaderSelector | undefined;
   private readonly closers: Array<() => Promise<void>> = [];
+  /** Set by the nemesis: freeze this process in the middle of a read-modify-write until then. */
+  private freezeArmedUntil = 0;
 
   constructor(private readonly c: WorkloadContext) {}
 
@@ -128,6 +130,16 @@ export class Workload {
     for (let i = 0; i < flows; i++) {
       this.spawn(`burst-${this.nextId++}`, (flow) => this.mutexLoop(flow, mutex, { thinkMs: [0, 5], holdMs: [1, 10], tryEvery: 0, until }));
     }
+  }
+
+  /**
+   * The next holder to have read the register freezes the whole process (SIGSTOP to itself) before
+   * it writes: a long GC pause at the worst moment, with a stale write to come once thawed. The
+   * runner thaws it. Armed for 4 s only: the runner waits 5 s for the freeze, then freezes the
+   * process itself, and must not find it freezing again later with nobody to thaw it.
+   */
+  armFreeze(): void {
+    this.freezeArmedUntil = now() + 4_000;
   }
 
   stopProducing(): void {
@@ -241,6 +253,11 @@ export class Workload {
     const base = { res, token: token.toString(), hold, worker: this.c.index };
     const read = await this.c.register.call({ ...base, op: 'read' });
     if (!read.accepted) return 'fenced';
+    if (now() < this.freezeArmedUntil && !signal.aborted) {
+      this.freezeArmedUntil = 0;
+      this.c.emit({ type: 'note', at: now(), worker: this.c.index, what: 'freezing', detail: `${hold} freezes between its read and its write of ${res} (token ${token})` });
+      process.kill(process.pid, 'SIGSTOP');
+    }
     await pause(workMs, signal);
     // A careful holder looks at its signal before it writes; a frozen one looks before the client
     // has heard that the lease is gone, and writes anyway: that write is the register's to refuse.
