@@ -203,12 +203,24 @@ export interface SavedHistory {
   readonly events: readonly HistoryEvent[];
 }
 
-/** Gathers events from every process of the run, in arrival order; `sorted()` orders them by time. */
+/**
+ * Gathers events from every process of the run, in arrival order; `sorted()` orders them by time.
+ * It also knows who holds what now (as far as the events that arrived tell), so that the nemesis
+ * can aim a fault at a leader.
+ */
 export class HistoryRecorder {
   private readonly events: HistoryEvent[] = [];
+  private readonly open = new Map<string, { worker: number; kind: HoldKind }>();
 
   record(event: HistoryEvent): void {
     this.events.push(event);
+    if (event.type === 'hold-begin') this.open.set(event.hold, { worker: event.worker, kind: event.kind });
+    else if (event.type === 'hold-end') this.open.delete(event.hold);
+  }
+
+  /** The workers that hold a `kind` now. */
+  holders(kind: HoldKind): number[] {
+    return [...new Set([...this.open.values()].filter((h) => h.kind === kind).map((h) => h.worker))];
   }
 
   get size(): number {

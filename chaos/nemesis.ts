@@ -8,7 +8,7 @@
  */
 import { expireSession, type FaultProxy, type TestingCluster } from '../src/testing';
 import { loseReplyToCreate, type LostReply } from './frames';
-import { now, type FaultEvent, type HistoryEvent } from './history';
+import { now, type FaultEvent, type HistoryEvent, type HoldKind } from './history';
 import type { ChildLines } from './processes';
 import { Random, deriveSeed } from './random';
 
@@ -47,6 +47,13 @@ export interface ScheduledFault {
   readonly worker?: number;
   /** A draw that picks a server among the candidates when the fault comes. */
   readonly pick: number;
+  /** pause-worker: catch the worker between the read and the write of a guarded increment, rather than at a random moment. */
+  readonly inHold?: boolean;
+  /**
+   * Worker faults: aim at the worker that leads the latch or the selector when the fault comes
+   * (the one whose stale leadership would do harm), or at the scheduled worker.
+   */
+  readonly aim?: 'latch' | 'selector' | 'worker';
 }
 
 export interface ScheduleOptions {
@@ -76,7 +83,21 @@ export function makeSchedule(seed: number, o: ScheduleOptions): ScheduledFault[]
     if (elapsed + gapMs + durationMs > o.durationMs) break;
     elapsed += gapMs + durationMs;
     const targetsWorker = kind.endsWith('-worker') || kind === 'lost-reply' || kind === 'expire-session';
-    faults.push({ id, kind, gapMs, durationMs, ...(targetsWorker ? { worker: rng.int(0, o.workers - 1) } : {}), pick: rng.int(0, 1_000_000) });
+    const worker = targetsWorker ? rng.int(0, o.workers - 1) : undefined;
+    const pick = rng.int(0, 1_000_000);
+    // Quick runs always exercise fencing: their first pause comes in the middle of a hold.
+    const inHold = kind === 'pause-worker' ? (o.quick && id === 1) || rng.chance(0.5) : undefined;
+    const aim = worker !== undefined && !inHold && kind !== 'lost-reply' ? rng.pick(['latch', 'selector', 'worker'] as const) : undefined;
+    faults.push({
+      id,
+      kind,
+      gapMs,
+      durationMs,
+      ...(worker !== undefined ? { worker } : {}),
+      pick,
+      ...(inHold !== undefined ? { inHold } : {}),
+      ...(aim !== undefined ? { aim } : {}),
+    });
   }
   return faults;
 }
@@ -113,6 +134,8 @@ export interface NemesisTargets {
   /** The run's root path: lost replies are those of creates under it. */
   readonly root: string;
   readonly emit: (event: HistoryEvent) => void;
+  /** The workers that hold a kind of lock now, as the history tells so far. */
+  readonly holders: (kind: HoldKind) => number[];
 }
 
 function sleep(ms: number): Promise<void> {
@@ -134,8 +157,12 @@ export async function runNemesis(schedule: readonly ScheduledFault[], targets: N
 
 async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
   const mark = (phase: 'start' | 'end', target: string, extra: Partial<FaultEvent> = {}) =>
-    x.emit({ type: 'fault', at: now(), id: fault.id, kind: fault.kind, phase, target, ...(fault.worker !== undefined ? { worker: fault.worker } : {}), ...extra });
-  const w = fault.worker ?? 0;
+    x.emit({ type: 'fault', at: now(), id: fault.id, kind: fault.kind, phase, target, ...(fault.worker !== undefined ? { worker: w } : {}), ...extra });
+  let w = fault.worker ?? 0;
+  if (fault.aim === 'latch' || fault.aim === 'selector') {
+    const leaders = x.holders(fault.aim);
+    if (leaders.length > 0) w = leaders[fault.pick % leaders.length];
+  }
   switch (fault.kind) {
     case 'kill-leader': {
       const leader = await x.cluster.waitForLeader(30_000);
@@ -220,9 +247,9 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
     }
     case 'pause-worker': {
       const worker = x.workers[w];
-      // Every other pause catches the worker between the read and the write of a guarded
-      // increment (it stops itself there); the others come at a random moment.
-      const inHold = fault.pick % 2 === 0;
+      // Half the pauses catch the worker between the read and the write of a guarded increment
+      // (it stops itself there); the others come at a random moment.
+      const inHold = fault.inHold === true;
       let frozenAt: number | undefined;
       let detail = 'at a random moment';
       if (inHold) {

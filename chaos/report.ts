@@ -156,7 +156,10 @@ export function buildReport(result: CheckResult, events: readonly HistoryEvent[]
   push('');
 
   push('## Schedule', '', '| # | kind | gap | length | worker |', '| --- | --- | --- | --- | --- |');
-  for (const f of info.schedule) push(`| ${f.id} | ${f.kind} | ${ms(f.gapMs)} | ${ms(f.durationMs)} | ${f.worker ?? ''} |`);
+  for (const f of info.schedule) {
+    const aim = f.aim === 'latch' || f.aim === 'selector' ? ` (the ${f.aim} leader, if any)` : '';
+    push(`| ${f.id} | ${f.kind}${f.inHold ? ' (in a hold)' : ''} | ${ms(f.gapMs)} | ${ms(f.durationMs)} | ${f.worker ?? ''}${aim} |`);
+  }
   push('');
   return lines.join('\n');
 }

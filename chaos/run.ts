@@ -202,7 +202,7 @@ async function main(): Promise<number> {
     inspector.start();
 
     const nemesisStart = now();
-    await runNemesis(schedule, { cluster, proxies, workers, root, emit }, (f) =>
+    await runNemesis(schedule, { cluster, proxies, workers, root, emit, holders: (kind) => recorder.holders(kind) }, (f) =>
       say(`fault ${f.id}/${schedule.length}: ${f.kind}${f.worker !== undefined ? ` on worker ${f.worker}` : ''} for ${f.durationMs} ms (+${((now() - nemesisStart) / 1000).toFixed(0)} s)`),
     );
     say(`nemesis done; quiet for ${(3 * t) / 1000} s`);

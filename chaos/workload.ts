@@ -271,6 +271,17 @@ export class Workload {
     return this.c.rng.int(min, max);
   }
 
+  /**
+   * Mostly short holds; now and then a long one (up to 6 s, longer than a session timeout), so that
+   * a partition can begin in the middle of a hold and outlast the session: the case where a holder
+   * must hear of its loss before the server lets anyone else in.
+   */
+  private holdTime(usual: readonly [number, number]): number {
+    if (this.c.rng.chance(0.01)) return this.c.rng.int(1_000, 6_000);
+    if (this.c.rng.chance(0.04)) return this.c.rng.int(300, 1_000);
+    return this.range(usual);
+  }
+
   // ---------------------------------------------------------------- the loops
 
   private async mutexLoop(
@@ -285,7 +296,7 @@ export class Workload {
         useTry ? mutex.tryAcquire() : mutex.acquire({ timeoutMs: this.c.acquireTimeoutMs, signal: this.stopping.signal }),
       );
       if (lease) {
-        const holdMs = this.range(o.holdMs);
+        const holdMs = this.holdTime(o.holdMs);
         await this.holdLease('mutex', lock, flow, lease, (hold, signal) => this.increment('mutex', lease.fencingToken, hold, signal, holdMs));
       }
       await pause(this.range(o.thinkMs), this.stopping.signal);
@@ -301,7 +312,7 @@ export class Workload {
       const m = writer ? rw.writeLock() : rw.readLock();
       const lease = await this.acquire(kind, lock, this.c.acquireTimeoutMs, () => m.acquire({ timeoutMs: this.c.acquireTimeoutMs, signal: this.stopping.signal }));
       if (lease) {
-        const holdMs = this.c.rng.int(5, 40);
+        const holdMs = this.holdTime([5, 40]);
         await this.holdLease(kind, lock, 'rw', lease, async (hold, signal) => {
           if (writer) return this.increment('rw', lease.fencingToken, hold, signal, holdMs);
           // A reader checks at the end of its hold that no writer is inside: the moment a frozen
@@ -336,8 +347,9 @@ export class Workload {
   }
 
   /**
-   * One latch after another: each leads for a term of its own (1 to 3 s), then closes and a new
-   * one joins at the end of the line, so leadership keeps moving between workers.
+   * One latch after another: each leads for a term of its own (1 to 8 s), then closes and a new
+   * one joins at the end of the line, so leadership keeps moving between workers. Terms
+   * of up to 8 s outlast a session timeout, so a partition can fall in the middle of one.
    */
   private async latchLoop(): Promise<void> {
     const lock = this.c.paths.latch;
@@ -361,7 +373,7 @@ export class Workload {
         const current = this.beginHold('latch', lock, 'latch');
         hold = current;
         leadership = new AbortController();
-        termEndsAt = now() + this.c.rng.int(1_000, 3_000);
+        termEndsAt = now() + this.c.rng.int(1_000, 8_000);
         leaderWork(current, leadership.signal).catch(() => undefined);
       });
       latch.on('notLeader', () => {
@@ -383,7 +395,7 @@ export class Workload {
     }
   }
 
-  /** A selector that requeues itself; each leadership is a term of 0.3 to 1.5 s of increments. */
+  /** A selector that requeues itself; each leadership is a term of 0.3 to 6 s of increments. */
   private startSelector(): void {
     const lock = this.c.paths.selector;
     const id = `w${this.c.index}`;
@@ -398,7 +410,7 @@ export class Workload {
         let fenced = false;
         try {
           const token = await this.selectorToken(lock, id, hold);
-          const termEndsAt = now() + this.c.rng.int(300, 1_500);
+          const termEndsAt = now() + this.c.rng.int(300, 6_000);
           while (token !== undefined && !signal.aborted && this.running && now() < termEndsAt) {
             if ((await this.increment('selector', token, hold, signal, this.c.rng.int(20, 80))) === 'fenced') {
               fenced = true;
