@@ -1,7 +1,10 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import type { ConnectionState } from '../../src/client/ConnectionState';
+import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
+import { isSessionEndedError } from '../../src/retry';
+import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName, validatePath } from '../../src/paths';
 import type { Stat, WatchEvent } from '../../src/transport/Transport';
 import { abortReason } from '../../src/util/async';
@@ -90,7 +93,7 @@ export class LeaderLatch implements AsyncDisposable {
   private leader = false;
   /** Our node (full path within the namespace) and the session that created it. */
   private node: string | undefined;
-  private nodeSession = 0n;
+  private nodeSession: Session | undefined;
   private readonly listeners: Record<LeaderLatchEvent, Set<LeaderLatchListener>> = { isLeader: new Set(), notLeader: new Set() };
   private readonly leaderWaiters = new Set<(leader: boolean) => void>();
   private readonly closing = new AbortController();
@@ -132,10 +135,10 @@ export class LeaderLatch implements AsyncDisposable {
    * necessarily connected. A latch starts once.
    */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
-    if (!this.client.isStarted) throw new ZkError('ILLEGAL_STATE', 'the client is not started: call client.start() first', { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopStates = this.client.on('stateChanged', (state) => this.onState(state));
+    this.stopStates = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
     this.kick();
   }
 
@@ -314,7 +317,7 @@ export class LeaderLatch implements AsyncDisposable {
     // Nothing can be decided without a connection; the next CONNECTED or RECONNECTED kicks again.
     if (!this.client.isConnected) return;
     let children: readonly string[] | undefined;
-    if (this.node === undefined || this.nodeSession !== this.client.sessionId) children = await this.createNode();
+    if (this.node === undefined || this.nodeSession === undefined || this.nodeSession !== this.client.session) children = await this.createNode();
     const node = this.node;
     if (node === undefined || this.lifecycle !== 'STARTED') return;
     // Once per node (and again only if its watch fires): it must belong to the session that
@@ -344,16 +347,16 @@ export class LeaderLatch implements AsyncDisposable {
       signal: this.closing.signal,
     });
     this.node = created.path;
-    this.nodeSession = created.sessionId;
-    log('%s: joined with %s (session 0x%s)', this.path, created.path, this.nodeSession.toString(16));
+    this.nodeSession = created.session;
+    log('%s: joined with %s (session %s)', this.path, created.path, created.session);
     return created.children;
   }
 
   /** Whether our node stands and belongs to its session; if not, it is dropped and we join again. */
   private async verifyOwn(node: string): Promise<boolean> {
     const stat = await this.readWatched(node);
-    if (stat !== null && stat.ephemeralOwner === this.nodeSession) return true;
-    log('%s: %s is gone or belongs to session 0x%s, not ours (0x%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession.toString(16));
+    if (stat !== null && stat.ephemeralOwner === this.nodeSession?.id) return true;
+    log('%s: %s is gone or belongs to session 0x%s, not ours (%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession);
     this.setLeadership(false);
     this.dropNode();
     this.dirty = true;
@@ -394,7 +397,7 @@ export class LeaderLatch implements AsyncDisposable {
     this.onlyAhead = undefined;
     this.onlyAheadGone = false;
     if (this.dirty || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
-    if (this.client.sessionId !== this.nodeSession || !this.watching.has(node)) {
+    if (this.client.session !== this.nodeSession || !this.client.isConnected || !this.watching.has(node)) {
       this.dirty = true;
       return;
     }
@@ -437,11 +440,11 @@ export class LeaderLatch implements AsyncDisposable {
    * latch's own steps) has ended: our node went with it. `signal` is the latch's own for its
    * steps, none for queries.
    */
-  private async listChildren(signal: AbortSignal | undefined, session?: bigint): Promise<string[]> {
+  private async listChildren(signal: AbortSignal | undefined, session?: Session): Promise<string[]> {
     try {
       return await this.client.getChildren(this.path, { signal, session });
     } catch (err) {
-      if (isZkError(err, 'NONODE') || (session !== undefined && isZkError(err, 'SESSIONEXPIRED'))) return [];
+      if (isZkError(err, 'NONODE') || (session !== undefined && isSessionEndedError(err))) return [];
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError } from '../../src/errors';
+import { IllegalStateError, InvalidArgumentError } from '../../src/errors';
 import { validatePath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
 import { validateBoolean, validateFunction, validateOptions, validateString } from '../../src/validate';
@@ -93,8 +93,8 @@ export class LeaderSelector implements AsyncDisposable {
 
   /** Joins the line for leadership, in the background. A selector starts once. */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a LeaderSelector starts once (it is ${this.lifecycle})`, { path: this.path });
-    if (!this.client.isStarted) throw new ZkError('ILLEGAL_STATE', 'the client is not started: call client.start() first', { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderSelector starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
     this.enqueue();
   }
@@ -104,7 +104,7 @@ export class LeaderSelector implements AsyncDisposable {
    * nothing, while this selector is already in line or leading; true when it joined.
    */
   requeue(): boolean {
-    if (this.lifecycle !== 'STARTED') throw new ZkError('ILLEGAL_STATE', `requeue() needs a started selector (it is ${this.lifecycle})`, { path: this.path });
+    if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`requeue() needs a started selector (it is ${this.lifecycle})`, { path: this.path });
     return this.enqueue();
   }
 

@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
 import { joinPath, validatePath } from '../../src/paths';
@@ -75,7 +76,7 @@ async function* observe(client: ZkClient, path: string, signal: AbortSignal | un
     watching.delete(key);
     kick();
   };
-  const stopStates = client.on('stateChanged', (state) => {
+  const stopStates = subscribe(client, 'stateChanged', (state) => {
     if (state !== 'SUSPENDED') kick();
   });
 

@@ -173,7 +173,7 @@ export class InterProcessMutex implements InterProcessLock {
     holding.count = 1;
     holding.acquisition = acquisition;
     const revoke = this.revocationListener;
-    holding.monitor = new LockMonitor(this.client, acquisition.node, acquisition.sessionId, revoke ? () => revoke(this) : undefined);
+    holding.monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined);
     this.heldHere++;
     log('%s acquired: %s, token %s', this.path, acquisition.node, acquisition.fencingToken);
     return this.leaseFor(context, holding);

@@ -1,6 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
 import debug from 'debug';
+import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
+import { isSessionEndedError } from '../../src/retry';
 import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
 import { joinPath, nodeName, validatePath } from '../../src/paths';
 import type { Stat } from '../../src/transport/Transport';
@@ -211,7 +213,7 @@ export class InterProcessSemaphoreV2 {
     }
     const nodes: string[] = [];
     // All our nodes must live in one session; reads are pinned to it (see LockInternals).
-    const session: { id?: bigint } = {};
+    const session: { value?: Session } = {};
     let leases: Lease[] | undefined;
     try {
       for (let i = 0; i < qty; i++) {
@@ -219,13 +221,13 @@ export class InterProcessSemaphoreV2 {
         if (slot !== 'held') return slot;
       }
       // One round trip for all: the czxid is the fencing token, the owner the session to watch.
-      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.id, signal })));
-      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.id)) return 'vanished';
-      leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat));
-      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), (session.id ?? 0n).toString(16));
+      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.value, signal })));
+      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.value?.id)) return 'vanished';
+      leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat, session.value as Session));
+      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), (session.value?.id ?? 0n).toString(16));
       return leases;
     } catch (err) {
-      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      if (isSessionEndedError(err)) return 'vanished';
       throw err;
     } finally {
       if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node)));
@@ -234,7 +236,7 @@ export class InterProcessSemaphoreV2 {
   }
 
   /** Creates a lease node (recorded in `nodes` at once) and waits, in the session of our nodes, until it holds a slot. */
-  private async takeSlot(nodes: string[], session: { id?: bigint }, deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
+  private async takeSlot(nodes: string[], session: { value?: Session }, deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
     const created = await this.client.createAndListParent(joinPath(this.leasesPath, SEMAPHORE_LEASE_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
       protected: true,
@@ -243,8 +245,8 @@ export class InterProcessSemaphoreV2 {
       signal,
     });
     nodes.push(created.path);
-    session.id ??= created.sessionId;
-    if (created.sessionId !== session.id) return 'vanished';
+    session.value ??= created.session;
+    if (created.session !== session.value) return 'vanished';
     const ours = nodeName(created.path);
     // The listing came in the same round trip as the create: a free slot costs no further read.
     let children = created.children;
@@ -256,7 +258,7 @@ export class InterProcessSemaphoreV2 {
       const stopCount = this.count?.on('changed', () => woke.resolve());
       try {
         try {
-          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.id, signal });
+          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.value, signal });
         } catch (err) {
           // The parent can only go once our node has gone with it.
           if (isZkError(err, 'NONODE')) return 'vanished';
@@ -272,8 +274,8 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat): Lease {
-    const monitor = new LockMonitor(this.client, node, stat.ephemeralOwner);
+  private makeLease(node: string, stat: Stat, session: Session): Lease {
+    const monitor = new LockMonitor(this.client, node, session);
     return new SimpleLease(
       node,
       stat.czxid,

@@ -1,6 +1,8 @@
 import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../../src/errors';
+import type { Session } from '../../src/client/Session';
 import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
+import { isSessionEndedError } from '../../src/retry';
 import { joinPath, nodeName } from '../../src/paths';
 import type { WatchEventType } from '../../src/transport/Transport';
 import { abortReason, deferred } from '../../src/util/async';
@@ -65,8 +67,8 @@ export interface Acquisition {
    * parent is reaped and re-created (zxids only grow).
    */
   readonly fencingToken: bigint;
-  /** The session that created the node. */
-  readonly sessionId: bigint;
+  /** The session that created the node: its owner. */
+  readonly session: Session;
 }
 
 export interface AttemptOptions {
@@ -122,7 +124,7 @@ export class LockInternals {
       }
       if (outcome === 'vanished') {
         // Our node went with our session (or never was ours): start again with a new one.
-        log('%s: node %s of session 0x%s vanished; trying again', this.basePath, created.path, created.sessionId.toString(16));
+        log('%s: node %s of session 0x%s vanished; trying again', this.basePath, created.path, created.session.id.toString(16));
         await this.deleteOurNode(created.path);
         if (Date.now() >= deadline) return undefined;
         continue;
@@ -172,13 +174,13 @@ export class LockInternals {
     try {
       return await this.waitInSession(created, deadline, signal);
     } catch (err) {
-      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      if (isSessionEndedError(err)) return 'vanished';
       throw err;
     }
   }
 
   private async waitInSession(created: CreatedAndListed, deadline: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
-    const { path: ours, sessionId: session } = created;
+    const { path: ours, session } = created;
     const ourName = nodeName(ours);
     let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children: created.children, pzxid: created.parentStat.pzxid };
     let before: string[] = [];
@@ -197,7 +199,7 @@ export class LockInternals {
       }
       const decision = this.driver.decide(before, ourName);
       if (decision.holds) {
-        if (token !== undefined) return { node: ours, fencingToken: token, sessionId: session };
+        if (token !== undefined) return { node: ours, fencingToken: token, session };
         if (this.driver.relistOnWake) {
           listing = await this.list(session, signal);
           continue;
@@ -239,7 +241,7 @@ export class LockInternals {
     }
   }
 
-  private async list(session: bigint, signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
+  private async list(session: Session, signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
     try {
       const { children, stat } = await this.client.getChildrenWithStat(this.basePath, { session, signal });
       return { children, pzxid: stat.pzxid };

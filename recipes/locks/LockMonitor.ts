@@ -1,5 +1,7 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import { isZkError } from '../../src/errors';
+import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
 import type { ConnectionState } from '../../src/client/ConnectionState';
 import { LockLostError, type LockLostReason } from './errors';
@@ -11,8 +13,8 @@ export const REVOKE_MESSAGE = '__REVOKE__';
 
 /**
  * Watches one held lock and aborts its signal, with a LockLostError, the moment the lock can no
- * longer be trusted: the session is LOST; the connection is SUSPENDED under the 'standard' error
- * policy; our node is deleted or turns out to belong to another session. State changes are
+ * longer be trusted: the session is LOST; the client closed; the connection is SUSPENDED under the
+ * 'standard' error policy; our node is deleted or turns out to belong to another session. State changes are
  * free (the client reports them); the node is watched only once someone asks for the signal, or
  * when the lock is revocable, so an uncontended acquire and release costs no extra request.
  */
@@ -25,11 +27,17 @@ export class LockMonitor {
   constructor(
     private readonly client: ZkClient,
     readonly node: string,
-    private readonly sessionId: bigint,
+    private readonly session: Session,
     private readonly onRevoke?: () => void,
   ) {
-    this.stopListening = client.on('stateChanged', (state) => this.onState(state));
-    if (client.sessionId !== sessionId) this.lose('LOST');
+    const stopStates = subscribe(client, 'stateChanged', (state) => this.onState(state));
+    const onSessionEnd = () => this.lose(session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', session.endReason);
+    session.signal.addEventListener('abort', onSessionEnd, { once: true });
+    this.stopListening = () => {
+      stopStates();
+      session.signal.removeEventListener('abort', onSessionEnd);
+    };
+    if (session.isEnded) onSessionEnd();
     else if (client.state !== undefined && !client.isConnected && client.isErrorState('SUSPENDED')) this.lose('SUSPENDED');
     if (onRevoke) this.watchNode();
   }
@@ -48,14 +56,13 @@ export class LockMonitor {
 
   private onState(state: ConnectionState): void {
     if (this.stopped) return;
-    if (state === 'LOST') this.lose('LOST');
-    else if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
-    else if (state === 'RECONNECTED' && this.client.sessionId !== this.sessionId) this.lose('LOST');
+    // LOST comes through the session's signal too; this one is for SUSPENDED under 'standard'.
+    if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
   }
 
   private lose(reason: LockLostReason, cause?: unknown): void {
     if (this.controller.signal.aborted || this.stopped) return;
-    log('lock node %s lost: %s (session 0x%s)', this.node, reason, this.sessionId.toString(16));
+    log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
     this.controller.abort(new LockLostError(reason, { path: this.node, cause }));
   }
 
@@ -74,7 +81,7 @@ export class LockMonitor {
         },
       })
       .then(({ data, stat }) => {
-        if (stat.ephemeralOwner !== this.sessionId) this.lose('NOT_OUR_NODE');
+        if (stat.ephemeralOwner !== this.session.id) this.lose('NOT_OUR_NODE');
         else if (this.onRevoke && data.toString('utf8') === REVOKE_MESSAGE && !this.stopped) {
           try {
             this.onRevoke();

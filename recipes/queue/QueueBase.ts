@@ -1,6 +1,6 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
+import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, validatePath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
 import { MAX_DATA_BYTES, describeValue, validateFunction, validateOptions, validatePositiveInt, validateSignal } from '../../src/validate';
@@ -179,7 +179,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
   start(handler: QueueItemHandler<T>): void {
     validateFunction(handler, 'handler');
     this.assertOpen();
-    if (this.handlerStarted) throw new ZkError('ILLEGAL_STATE', 'this queue already has a handler', { path: this.path });
+    if (this.handlerStarted) throw new IllegalStateError('this queue already has a handler', { path: this.path });
     this.handlerStarted = true;
     const sink: NodeSink<T> = async (node) => {
       for (let index = 0; index < node.items.length; index++) {
@@ -314,7 +314,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
   }
 
   protected assertOpen(): void {
-    if (this.closed) throw new ZkError('ILLEGAL_STATE', 'the queue is closed', { path: this.path });
+    if (this.closed) throw new IllegalStateError('the queue is closed', { path: this.path });
   }
 
   private newEngine(sink: NodeSink<T>, onClosing: (() => void) | undefined): QueueConsumerEngine<T> {

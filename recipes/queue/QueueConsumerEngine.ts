@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { ClientClosedError, isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
@@ -134,7 +135,7 @@ export class QueueConsumerEngine<T> {
   start(): void {
     if (this.running || this.closing) return;
     this.running = true;
-    this.stopStates = this.s.client.on('stateChanged', (state) => {
+    this.stopStates = subscribe(this.s.client, 'stateChanged', (state) => {
       if (state === 'LOST') this.onLost();
       if (state === 'CONNECTED' || state === 'RECONNECTED') {
         // Curator's ChildrenCache syncs on reconnect too: a change while we were away may have
@@ -543,7 +544,7 @@ export class QueueConsumerEngine<T> {
   /** Resolves at the next connection state change, or when the engine starts closing. */
   private nextStateChange(): Promise<void> {
     return new Promise((resolve) => {
-      const stop = this.s.client.on('stateChanged', () => {
+      const stop = subscribe(this.s.client, 'stateChanged', () => {
         stop();
         this.closingWaiters.delete(done);
         resolve();

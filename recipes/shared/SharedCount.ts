@@ -1,6 +1,7 @@
 import debug from 'debug';
+import { subscribe } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
+import { IllegalStateError, InvalidArgumentError, isZkError, ZkError } from '../../src/errors';
 import { validatePath } from '../../src/paths';
 import { validateFunction, validatePositiveInt } from '../../src/validate';
 
@@ -77,9 +78,9 @@ export class SharedCount {
 
   /** Creates the node with the seed if it is missing, then reads and watches it. Starts once. */
   async start(): Promise<void> {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopStates = this.client.on('stateChanged', (state) => {
+    this.stopStates = subscribe(this.client, 'stateChanged', (state) => {
       if (state === 'RECONNECTED') this.refresh();
     });
     try {
@@ -154,7 +155,7 @@ export class SharedCount {
   }
 
   private assertStarted(): void {
-    if (this.lifecycle !== 'STARTED') throw new ZkError('ILLEGAL_STATE', `the SharedCount is ${this.lifecycle}: call start() first`, { path: this.path });
+    if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the SharedCount is ${this.lifecycle}: call start() first`, { path: this.path });
   }
 
   private onWatch(): void {

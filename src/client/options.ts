@@ -4,7 +4,8 @@ import { validateNamespace } from '../paths';
 import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
 import type { ACL, TransportFactory } from '../transport/Transport';
-import { validateBoolean, validateFunction, validateString, validateTimeout } from '../validate';
+import { validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
+import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
 /** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
@@ -44,7 +45,13 @@ export interface ZkClientOptions {
   canBeReadOnly?: boolean;
   /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
   defaultData?: Buffer;
-  /** Builds the native handle. Tests may pass a fake. */
+  /**
+   * The largest request the servers accept, in bytes: their jute.maxbuffer (ZooKeeper's default,
+   * 1 MiB less one byte, unless they are configured otherwise). Every request is checked against it
+   * before it is sent: a server drops the connection of a client that sends a larger one.
+   */
+  maxRequestBytes?: number;
+  /** Builds the transport. Tests may pass a fake. */
   transportFactory?: TransportFactory;
 }
 
@@ -68,6 +75,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   aclProvider: undefined as AclProvider | undefined,
   canBeReadOnly: false,
   defaultData: Buffer.from(localAddress(), 'utf8'),
+  maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
 });
 
 export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'transportFactory'>>> & {
@@ -114,6 +122,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     throw new InvalidArgumentError('defaultData must be a Buffer');
   }
   if (options.transportFactory !== undefined) validateFunction(options.transportFactory, 'transportFactory');
+  const maxRequestBytes =
+    options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
   return Object.freeze({
     connectString,
     sessionTimeoutMs,
@@ -125,6 +135,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     aclProvider: options.aclProvider,
     canBeReadOnly,
     defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
+    maxRequestBytes,
     transportFactory: options.transportFactory,
   });
 }

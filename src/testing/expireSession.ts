@@ -1,17 +1,9 @@
 import { InvalidArgumentError, TimeoutError } from '../errors';
 import { createNativeTransport } from '../transport/NativeTransport';
 
-/** A session to expire: its id, password and where its servers are. */
-export interface SessionCredentials {
-  readonly connectString: string;
-  readonly sessionId: bigint;
-  readonly sessionPassword: string;
-}
+import type { HasSessionCredentials, SessionCredentials } from '../client/SessionCredentials';
 
-/** Anything that can say which session it holds, such as a ZkClient. */
-export interface HasSessionCredentials {
-  getSessionCredentials(): SessionCredentials;
-}
+export type { HasSessionCredentials, SessionCredentials };
 
 /**
  * Expires a session on the server, for real: it opens a second handle with the same session id and

@@ -2,12 +2,12 @@
  * The one door to the native client: the only module that imports `zookeeper`.
  *
  * It turns the binding's snake_case, callback-style calls into the `Transport` interface, its
- * return codes into `ZkError`s, its hex session ids into bigints, and its stats into `Stat`s.
+ * return codes into `ServerError`s, its hex session ids into bigints, and its stats into `Stat`s.
  */
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
-import { InvalidArgumentError, ZkError } from '../errors';
+import { InvalidArgumentError, serverError, ServerError } from '../errors';
 import type {
   ACL,
   CloseReason,
@@ -132,7 +132,7 @@ export class NativeTransport implements Transport {
   /** Resolves once the current native handle is initialised; each handle has its own. */
   private opening!: Promise<void>;
   /** Rejecters of the calls waiting for a reply, so a dropped connection can fail them at once. */
-  private readonly pending = new Set<(err: ZkError) => void>();
+  private readonly pending = new Set<(err: ServerError) => void>();
   /** The native watches outstanding, each to be told 'notWatching' if its handle is replaced. */
   private readonly watching = new Set<() => void>();
   /** The session as of the last connection: a replacement handle keeps it until it connects. */
@@ -304,9 +304,9 @@ export class NativeTransport implements Transport {
    */
   private call<T>(path: string, start: (done: (rc: number, ...rest: any[]) => void) => number, map: (...rest: any[]) => T): Promise<T> {
     // Between a dropped connection and its replacement handle's init there is no connection.
-    if (!this.opened && !this.closed) return Promise.reject(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
+    if (!this.opened && !this.closed) return Promise.reject(serverError(C.ZCONNECTIONLOSS, { path }));
     const result = new Promise<T>((resolve, reject) => {
-      const fail = (err: ZkError) => {
+      const fail = (err: ServerError) => {
         this.pending.delete(fail);
         reject(err);
       };
@@ -320,19 +320,19 @@ export class NativeTransport implements Transport {
             resolve(map(...rest));
           } else if (DEFERRED_CODES.has(code)) {
             // The connection went: the C client may have just closed its socket (see the class comment).
-            const err = ZkError.fromReturnCode(code, path);
+            const err = serverError(code, { path });
             setImmediate(() => fail(err));
           } else {
-            fail(ZkError.fromReturnCode(code, path));
+            fail(serverError(code, { path }));
           }
         });
       } catch (err) {
-        fail(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
+        fail(serverError('SYSTEMERROR', { path, cause: err, message: `native call failed at ${path}` }));
         return;
       }
       if (rc !== 0) {
         // A closed handle reports ZINVALIDSTATE; the session is gone from this handle's view.
-        fail(ZkError.fromReturnCode(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, path));
+        fail(serverError(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, { path }));
       }
     });
     if (this.live && this.native.state !== CONNECTED_STATE) this.onDroppedDuringCall(path);
@@ -354,7 +354,7 @@ export class NativeTransport implements Transport {
       this.replaceHandle();
       this.nudge();
     }
-    for (const fail of [...this.pending]) fail(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
+    for (const fail of [...this.pending]) fail(serverError(C.ZCONNECTIONLOSS, { path }));
     this.events.emit('connecting');
   }
 
@@ -385,7 +385,7 @@ export class NativeTransport implements Transport {
     map: (...rest: any[]) => T,
   ): Promise<T> {
     const native = this.nativeWatcher(watcher, path);
-    return this.call(path, (cb) => start(native, cb), map).catch((err: ZkError) => {
+    return this.call(path, (cb) => start(native, cb), map).catch((err: ServerError) => {
       if (!(setOnNoNode && err.code === 'NONODE')) this.watching.delete(native.unwatch);
       throw err;
     });
@@ -431,7 +431,7 @@ export class NativeTransport implements Transport {
     const found = watcher
       ? this.watchedCall(path, watcher, true, (w, cb) => this.native.aw_exists(path, w, cb), map)
       : this.call(path, (cb) => this.native.a_exists(path, false, cb), map);
-    return found.catch((err: ZkError) => {
+    return found.catch((err: ServerError) => {
       if (err.code === 'NONODE') return null;
       throw err;
     });
