@@ -66,6 +66,8 @@ export interface Hold {
   node: string | undefined;
   /** Infinity while it never ended (the run stopped first). */
   end: number;
+  /** Its lease's signal had aborted before the acquire resolved. */
+  readonly bornLost: boolean;
   how: string | undefined;
   reason: string | undefined;
   readonly events: HistoryEvent[];
@@ -213,8 +215,13 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
   };
 
   // ---------------------------------------------------------------- mutual exclusion, by hold times
+  // An acquire that resolved with a lease whose signal had already aborted never held the lock: it
+  // overlaps nobody, but the acquire broke its contract (it resolves once the lock is held).
+  for (const h of holdList.filter((x) => x.bornLost)) {
+    violate('dead-lease', h.begin, `${h.kind} acquire by worker ${h.worker} resolved with a lease already lost (${h.reason ?? '?'}): node ${h.node ?? '?'}, session ${h.session}`, excerptOf([h]));
+  }
   const byLock = new Map<string, Hold[]>();
-  for (const h of holdList) {
+  for (const h of holdList.filter((x) => !x.bornLost)) {
     const key = h.kind === 'rw-read' || h.kind === 'rw-write' ? `rw:${h.lock}` : `${h.kind}:${h.lock}`;
     let list = byLock.get(key);
     if (!list) byLock.set(key, (list = []));
@@ -418,6 +425,7 @@ function newHold(e: HoldBeginEvent): Hold {
     token: e.token === undefined ? undefined : BigInt(e.token),
     node: e.node,
     end: Infinity,
+    bornLost: e.aborted === true,
     how: undefined,
     reason: undefined,
     events: [e],

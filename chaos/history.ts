@@ -67,6 +67,8 @@ export interface HoldBeginEvent {
   readonly node?: string;
   /** Hex session id of the client when the hold began. */
   readonly session: string;
+  /** The lease's signal had already aborted when the acquire resolved: the lock was never held. */
+  readonly aborted?: true;
 }
 
 /** A leader learnt its fencing token after its hold began (a latch or selector reads its node). */
@@ -200,6 +202,8 @@ export interface SavedHistory {
   /** Wall-clock ms and monotonic ms read together at the start of the run. */
   readonly clock: { readonly wallMs: number; readonly monoMs: number };
   readonly schedule: readonly unknown[];
+  /** When the workers were told to stop (monotonic ms). */
+  readonly stopAt: number;
   readonly events: readonly HistoryEvent[];
 }
 

@@ -9,16 +9,16 @@
  *
  * Other options: --session-timeout ms (default 4000), --policy standard|session (default standard),
  * --faults kind,kind (only these kinds), --out dir (default chaos/out), --save-history (also when
- * nothing failed). `--quick` is about a minute: 3 workers, 30 s of nemesis, a worker paused past its
+ * nothing failed), --check history.json (check a saved history again and report on it; no run). `--quick` is about a minute: 3 workers, 30 s of nemesis, a worker paused past its
  * session first.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ExponentialBackoffRetry, ZkClient, isZkError, type ConnectionStateErrorPolicy } from '../src';
 import { FaultProxy, TestingCluster } from '../src/testing';
 import { check } from './checker';
-import { HistoryRecorder, now, type HistoryEvent } from './history';
-import { FAULT_KINDS, makeSchedule, runNemesis, type FaultKind } from './nemesis';
+import { HistoryRecorder, now, type HistoryEvent, type SavedHistory } from './history';
+import { FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
 import { ChildLines } from './processes';
 import { deriveSeed } from './random';
 import { buildReport } from './report';
@@ -36,6 +36,8 @@ interface Args {
   faults: FaultKind[];
   out: string;
   saveHistory: boolean;
+  /** A saved history to check again (and report on), instead of a run. */
+  check: string | undefined;
 }
 
 export function parseArgs(argv: readonly string[]): Args {
@@ -61,6 +63,7 @@ export function parseArgs(argv: readonly string[]): Args {
     faults: [...FAULT_KINDS],
     out: join(__dirname, 'out'),
     saveHistory: false,
+    check: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -104,6 +107,9 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--save-history':
         args.saveHistory = true;
         break;
+      case '--check':
+        args.check = value(i++, flag);
+        break;
       default:
         throw new Error(`unknown option ${flag}`);
     }
@@ -136,10 +142,40 @@ async function nodesUnder(client: ZkClient, path: string): Promise<Array<{ node:
   return out;
 }
 
+function boundsFor(sessionTimeoutMs: number) {
+  return { staleBoundMs: Math.round(sessionTimeoutMs / 2), progressBoundMs: 3 * sessionTimeoutMs, timeSlackMs: 1_000 };
+}
+
+/** Checks a saved history again, with today's checker, and prints the report. */
+function checkAgain(file: string): number {
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedHistory;
+  const a = saved.args as unknown as Args;
+  const bounds = boundsFor(a.sessionTimeoutMs);
+  const result = check(saved.events, { sessionTimeoutMs: a.sessionTimeoutMs, semaphoreLeases: SEMAPHORE_LEASES, ...bounds, stopAt: saved.stopAt });
+  const report = buildReport(result, saved.events, {
+    seed: saved.seed,
+    command: `npm run chaos -- --check ${file}`,
+    transport: String(saved.args.transportUsed ?? a.transport ?? 'default'),
+    policy: a.policy,
+    workers: a.workers,
+    sessionTimeoutMs: a.sessionTimeoutMs,
+    nemesisMs: a.durationS * 1000,
+    startMono: saved.clock.monoMs,
+    startWall: saved.clock.wallMs,
+    stopAt: saved.stopAt,
+    schedule: saved.schedule as ScheduledFault[],
+    historyFile: file,
+    bounds,
+  });
+  process.stdout.write(`${report}\n`);
+  return result.violations.length > 0 ? 1 : 0;
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.check !== undefined) return checkAgain(args.check);
   const t = args.sessionTimeoutMs;
-  const bounds = { staleBoundMs: Math.round(t / 2), progressBoundMs: 3 * t, timeSlackMs: 1_000 };
+  const bounds = boundsFor(t);
   const root = `/chaos-${args.seed}`;
   const paths = chaosPaths(root);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -257,7 +293,7 @@ async function main(): Promise<number> {
   const result = check(events, { sessionTimeoutMs: t, semaphoreLeases: SEMAPHORE_LEASES, ...bounds, stopAt });
   const failed = result.violations.length > 0;
   const historyFile = failed || args.saveHistory ? join(args.out, `history-seed${args.seed}-${stamp}.json`) : undefined;
-  if (historyFile) recorder.save(historyFile, { seed: args.seed, args: { ...args }, clock: { wallMs: startWall, monoMs: startMono }, schedule });
+  if (historyFile) recorder.save(historyFile, { seed: args.seed, args: { ...args, transportUsed: transport }, clock: { wallMs: startWall, monoMs: startMono }, schedule, stopAt });
   const report = buildReport(result, events, {
     seed: args.seed,
     command,

@@ -169,7 +169,7 @@ export class Workload {
     );
   }
 
-  private beginHold(kind: HoldKind, lock: string, flow: string, token?: bigint, node?: string): string {
+  private beginHold(kind: HoldKind, lock: string, flow: string, token?: bigint, node?: string, aborted = false): string {
     const hold = this.id('h');
     this.c.emit({
       type: 'hold-begin',
@@ -182,6 +182,7 @@ export class Workload {
       ...(token !== undefined ? { token: token.toString() } : {}),
       ...(node !== undefined ? { node } : {}),
       session: `0x${this.c.client.sessionId.toString(16)}`,
+      ...(aborted ? { aborted: true as const } : {}),
     });
     return hold;
   }
@@ -229,8 +230,8 @@ export class Workload {
    * ends, the signal aborts, or the register fences the hold off.
    */
   private async holdLease(kind: HoldKind, lock: string, flow: string, lease: Lease, work: (hold: string, signal: AbortSignal) => Promise<'ok' | 'fenced'>): Promise<void> {
-    const hold = this.beginHold(kind, lock, flow, lease.fencingToken, lease.node);
     const signal = lease.signal;
+    const hold = this.beginHold(kind, lock, flow, lease.fencingToken, lease.node, signal.aborted);
     const onLost = () => this.endHold(hold, 'lost', reasonOf(signal.reason));
     if (signal.aborted) onLost();
     else signal.addEventListener('abort', onLost, { once: true });
