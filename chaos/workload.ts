@@ -133,9 +133,9 @@ export class Workload {
   }
 
   /**
-   * The next holder to have read the register freezes the whole process (SIGSTOP to itself) before
-   * it writes: a long GC pause at the worst moment, with a stale write to come once thawed. The
-   * runner thaws it. Armed for 4 s only: the runner waits 5 s for the freeze, then freezes the
+   * The next holder about to write to the register freezes the whole process (SIGSTOP to itself):
+   * a long GC pause at the worst moment, with a stale write to come once thawed. The runner thaws
+   * it. Armed for 4 s only: the runner waits 5 s for the freeze, then freezes the
    * process itself, and must not find it freezing again later with nobody to thaw it.
    */
   armFreeze(): void {
@@ -254,15 +254,17 @@ export class Workload {
     const base = { res, token: token.toString(), hold, worker: this.c.index };
     const read = await this.c.register.call({ ...base, op: 'read' });
     if (!read.accepted) return 'fenced';
-    if (now() < this.freezeArmedUntil && !signal.aborted) {
+    await pause(workMs, signal);
+    // A careful holder looks at its signal before it writes...
+    if (signal.aborted) return 'ok';
+    if (now() < this.freezeArmedUntil) {
+      // ...and a long GC pause right after that look lets it write with a lease that expired
+      // meanwhile: on waking, this code runs on before the client has heard anything. That write
+      // is the register's to refuse.
       this.freezeArmedUntil = 0;
-      this.c.emit({ type: 'note', at: now(), worker: this.c.index, what: 'freezing', detail: `${hold} freezes between its read and its write of ${res} (token ${token})` });
+      this.c.emit({ type: 'note', at: now(), worker: this.c.index, what: 'freezing', detail: `${hold} freezes just before its write of ${res} (token ${token})` });
       process.kill(process.pid, 'SIGSTOP');
     }
-    await pause(workMs, signal);
-    // A careful holder looks at its signal before it writes; a frozen one looks before the client
-    // has heard that the lease is gone, and writes anyway: that write is the register's to refuse.
-    if (signal.aborted) return 'ok';
     const value = read.value ?? 0;
     const written = await this.c.register.call({ ...base, op: 'write', expect: value, value: value + 1 });
     return written.accepted ? 'ok' : 'fenced';
