@@ -190,6 +190,14 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
     const around = context.filter((e) => e.at >= from - 1_000 && e.at <= to && (e.type === 'fault' || workersOf.has((e as { worker: number }).worker)));
     return [...of.flatMap((h) => h.events), ...around].sort((a, b) => a.at - b.at);
   };
+  /** What is known of a node left behind: the handling of the queue item it locked, and its owner's connection states. */
+  const leftoverStory = (n: NoteEvent): HistoryEvent[] => {
+    const name = /\/([^/\s]+) is left behind/.exec(n.detail)?.[1];
+    const handled = consumes.filter((c) => c.queueNode === name);
+    const from = Math.min(n.at, ...handled.map((c) => c.at)) - 10_000;
+    const owner = states.filter((s) => s.worker === n.worker && s.at >= from && s.at <= n.at);
+    return [...handled, ...owner, n].sort((a, b) => a.at - b.at);
+  };
   const faults = faultStarts.map((start) => ({ start, end: faultEnds.get(start.id) }));
   const workerFaults = faults.filter((f) => f.start.kind === 'pause-worker' || f.start.kind === 'expire-session');
 
@@ -333,7 +341,7 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
   }
   for (const n of notes) {
     if (n.what === 'crashed' || n.what === 'unhandled-rejection' || n.what === 'unexpected') violate(n.what, n.at, `worker ${n.worker ?? '?'}: ${n.detail}`, [n]);
-    if (n.what === 'leftover') violate('leftover-node', n.at, n.detail, [n]);
+    if (n.what === 'leftover') violate('leftover-node', n.at, n.detail, leftoverStory(n));
     if (n.what === 'drain' && n.detail.startsWith('not drained')) violate('queue-not-drained', n.at, n.detail, [n]);
   }
 

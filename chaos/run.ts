@@ -278,7 +278,13 @@ async function main(): Promise<number> {
     }
     for (const l of leftovers) {
       const owner = sessions.get(l.owner);
-      emit({ type: 'note', at: now(), what: 'leftover', detail: `${l.node} is left behind, owned by session 0x${l.owner.toString(16)}${owner !== undefined ? ` (worker ${owner}'s live session)` : ''}` });
+      emit({
+        type: 'note',
+        at: now(),
+        ...(owner !== undefined ? { worker: owner } : {}),
+        what: 'leftover',
+        detail: `${l.node} is left behind, owned by session 0x${l.owner.toString(16)}${owner !== undefined ? ` (worker ${owner}'s live session)` : ''}`,
+      });
     }
     say(leftovers.length === 0 ? 'no node left behind' : `${leftovers.length} node(s) left behind`);
     await Promise.all(workers.map((w) => w.request('exit', {}, 10_000).catch(() => undefined)));
