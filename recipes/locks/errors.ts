@@ -19,7 +19,9 @@ export type LockLostReason =
   /** Our lock node was deleted. */
   | 'NODE_DELETED'
   /** Our lock node belongs to another session (CURATOR-604). */
-  | 'NOT_OUR_NODE';
+  | 'NOT_OUR_NODE'
+  /** The lease was released. */
+  | 'RELEASED';
 
 /** The reason a lease's signal aborts with: the lock can no longer be trusted. */
 export class LockLostError extends ZkError {

@@ -284,10 +284,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     if (path === '/') throw new InvalidArgumentError('cannot delete the root node', { path });
     const version = validateVersion(o.version);
     const signal = validateSignal(o.signal);
-    await this.ns.ensure(signal);
     const full = this.ns.full(path);
     const recursive = o.recursive === true;
     try {
+      await this.ns.ensure(signal);
       await raceAbort(
         this.retry.run({ path, signal }, async (t, n) => {
           try {

@@ -59,6 +59,9 @@ const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
 const NATIVE_LOG_LEVEL = Math.max(0, Math.min(4, Number(process.env.ZK_RECIPES_NATIVE_LOG_LEVEL ?? 0) || 0));
 const AUTH_FAILED_STATE = C.ZOO_AUTH_FAILED_STATE;
 
+/** How long `close()` waits for a safe moment to close the native handle before it resolves anyway. */
+const CLOSE_WAIT_MS = 1_000;
+
 /**
  * The binding closes a handle as "expired" after this many consecutive empty reads from the
  * socket. The C client already detects dead connections by its own timeouts, and a false expiry
@@ -247,13 +250,47 @@ export class NativeTransport implements Transport {
     this.events.off(event, listener);
   }
 
+  /**
+   * Closes the handle without blocking the event loop. The C client's close sends the close request
+   * and then waits, holding the thread, up to 1.5 s for the server's answer (after up to 3 s to send
+   * it) when it believes it is connected: a paused server, or a network silently down, froze the
+   * whole process, and a lock holder's SUSPENDED came too late. So the handle is closed only once
+   * that cannot block: when the server has just answered a probe (it answers the close as fast), or
+   * when the C client has given the connection up (it then sends nothing). The promise resolves then,
+   * or after CLOSE_WAIT_MS with the close still to come.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
     log('closing handle of session 0x%s', this.idHex);
     // A handle not yet initialised has nothing to close.
-    if (this.opened) this.native.close();
+    if (!this.opened) return;
+    const native = this.native;
+    if (native.state !== CONNECTED_STATE) {
+      native.close();
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      let done = false;
+      const closeNow = () => {
+        if (done) return;
+        done = true;
+        clearInterval(poll);
+        clearTimeout(bound);
+        native.close();
+        resolve();
+      };
+      // Never from inside the binding's own processing (see the class comment).
+      const probed = native.a_exists('/', false, () => setImmediate(closeNow));
+      if (probed !== 0) setImmediate(closeNow);
+      const poll = setInterval(() => {
+        if (native.state !== CONNECTED_STATE) closeNow();
+      }, 50);
+      poll.unref();
+      const bound = setTimeout(resolve, CLOSE_WAIT_MS);
+      bound.unref();
+    });
   }
 
   /**

@@ -10,7 +10,7 @@ export interface NodeData {
 
 const DATA: WatchReader<NodeData> = {
   kind: 'data',
-  read: (client, path, watcher, session) => client.getData(path, { watcher, session }),
+  read: (client, path, options) => client.getData(path, options),
   // The same node (czxid) at the same change (mzxid): a re-created node is a new value.
   same: (a, b) => a.stat.czxid === b.stat.czxid && a.stat.mzxid === b.stat.mzxid,
 };

@@ -18,6 +18,8 @@ export interface NodeWatchOptions {
   session?: Session;
   /** While the node is missing, watch for its creation. Default true; false: a missing node ends the watch. */
   creation?: boolean;
+  /** Bounds the reads: an abort rejects `start()` with its reason, or (later) ends the watch. */
+  signal?: AbortSignal;
   /** Told of each error that made a read fail; the read is tried again after a back-off. Must not throw. */
   onError?: (err: unknown) => void;
   /** Called once when the watch ends by itself: its session ended, or the node was missing and `creation` is false. */
@@ -30,7 +32,7 @@ export type WatchListener<T> = (value: T | null, event: WatchEvent | undefined) 
 /** What a kind of watch reads, and when two readings are the same. */
 export interface WatchReader<T> {
   readonly kind: WatchKind;
-  read(client: ZkClient, path: string, watcher: Watcher | undefined, session: Session | undefined): Promise<T>;
+  read(client: ZkClient, path: string, options: { watcher: Watcher | undefined; session: Session | undefined; signal: AbortSignal | undefined }): Promise<T>;
   same(a: T, b: T): boolean;
 }
 
@@ -74,7 +76,7 @@ export class Watch<T> {
     this.watchers = { data: (event) => this.onEvent('data', event), children: (event) => this.onEvent('children', event) };
     this.loop = new StepLoop(() => this.step(), {
       onError: (err, retryInMs) => {
-        if (this.session !== undefined && isSessionEndedError(err)) return this.end(err);
+        if ((this.session !== undefined && isSessionEndedError(err)) || this.options.signal?.aborted) return this.end(err);
         log('%s: reading failed, again in %d ms: %s', this.path, retryInMs, String(err));
         this.options.onError?.(err);
       },
@@ -173,13 +175,15 @@ export class Watch<T> {
 
   private async read(): Promise<T | null> {
     const main = this.reader.kind;
-    const value = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, watcher, this.session));
+    const { session } = this;
+    const signal = this.options.signal;
+    const value = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal }));
     if (value !== MISSING) return value;
     if (!this.creation) return null;
-    const stat = await this.armedRead('data', (watcher) => this.client.exists(this.path, { watcher, session: this.session }));
+    const stat = await this.armedRead('data', (watcher) => this.client.exists(this.path, { watcher, session, signal }));
     if (stat === MISSING || stat === null) return null;
     // Created between the two reads. A data watch is set on it now (exists on a node sets one).
-    const again = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, watcher, this.session));
+    const again = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal }));
     return again === MISSING ? null : again;
   }
 
