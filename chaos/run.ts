@@ -323,6 +323,9 @@ async function main(): Promise<number> {
 }
 
 if (require.main === module) {
+  // Interrupted, still clean up: exiting runs the handlers that thaw and kill every worker (a
+  // frozen one would otherwise stay frozen) and kill every server.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
   main().then(
     (code) => process.exit(code),
     (err: unknown) => {
