@@ -103,7 +103,6 @@ export class Workload {
   private readonly stopReason = new Error('the workload stops');
   private queue: DistributedQueue<{ id: string }> | undefined;
   private selector: LeaderSelector | undefined;
-  private readonly closers: Array<() => Promise<void>> = [];
   /** Set by the nemesis: freeze this process in the middle of a read-modify-write until then. */
   private freezeArmedUntil = 0;
 
@@ -152,7 +151,7 @@ export class Workload {
     this.producing = false;
     this.stopping.abort(this.stopReason);
     await Promise.all(this.loops);
-    await Promise.all([this.selector?.close(), this.queue?.close(), ...this.closers.map((close) => close())]);
+    await Promise.all([this.selector?.close(), this.queue?.close()]);
   }
 
   // ---------------------------------------------------------------- bookkeeping
