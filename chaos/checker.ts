@@ -342,6 +342,7 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
   for (const n of notes) {
     if (n.what === 'crashed' || n.what === 'unhandled-rejection' || n.what === 'unexpected') violate(n.what, n.at, `worker ${n.worker ?? '?'}: ${n.detail}`, [n]);
     if (n.what === 'leftover') violate('leftover-node', n.at, n.detail, leftoverStory(n));
+    if (n.what === 'harness') violate('harness-failure', n.at, n.detail, [n]);
     if (n.what === 'drain' && n.detail.startsWith('not drained')) violate('queue-not-drained', n.at, n.detail, [n]);
   }
 

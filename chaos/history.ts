@@ -177,7 +177,7 @@ export interface NoteEvent {
   readonly type: 'note';
   readonly at: number;
   readonly worker?: number;
-  readonly what: 'ready' | 'stopped' | 'exited' | 'crashed' | 'unexpected' | 'unhandled-rejection' | 'leftover' | 'drain' | 'freezing' | 'info';
+  readonly what: 'ready' | 'stopped' | 'exited' | 'crashed' | 'unexpected' | 'unhandled-rejection' | 'leftover' | 'drain' | 'freezing' | 'harness' | 'info';
   readonly detail: string;
 }
 

@@ -6,10 +6,10 @@
  * each fault tell what that fault did. The seed fixes the kinds, targets and durations; which server
  * leads when a "kill the leader" comes is up to the ensemble, and is recorded.
  */
-import { expireSession, type FaultProxy, type TestingCluster } from '../src/testing';
+import type { FaultProxy, TestingCluster } from '../src/testing';
 import { loseReplyToCreate, type LostReply } from './frames';
 import { now, type FaultEvent, type HistoryEvent, type HoldKind } from './history';
-import type { ChildLines } from './processes';
+import { runHelper, type ChildLines } from './processes';
 import { Random, deriveSeed } from './random';
 
 export type FaultKind =
@@ -241,8 +241,12 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       const session = `0x${sessionId.toString(16)}`;
       mark('start', `worker ${w}`, { session });
       // The servers' own addresses: the worker's proxy may be what is cut.
-      await expireSession({ connectString: x.cluster.connectString, sessionId, sessionPassword: String(creds.sessionPassword) }, 30_000);
-      mark('end', `worker ${w}`, { session });
+      const helper = await runHelper('chaos/expire.ts', [JSON.stringify({ connectString: x.cluster.connectString, sessionId: sessionId.toString(), sessionPassword: String(creds.sessionPassword) })], 30_000);
+      const failed = helper.result?.expired !== true;
+      mark('end', `worker ${w}`, { session, ...(failed ? { detail: `the expiring helper ended ${helper.exit}: ${String(helper.result?.error ?? helper.stderr.trim().split('\n').pop() ?? '')}` } : {}) });
+      if (failed) {
+        x.emit({ type: 'note', at: now(), what: 'harness', detail: `expireSession of ${session} ended ${helper.exit}${helper.result?.error ? `: ${String(helper.result.error)}` : ''}` });
+      }
       return;
     }
     case 'pause-worker': {

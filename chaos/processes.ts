@@ -1,8 +1,13 @@
 /**
- * The runner's side of its child processes (the register and the workers): spawned with
- * `node -r ts-node/register/transpile-only`, history events read from their stdout, commands written
- * to their stdin, SIGSTOP and SIGCONT for the nemesis. None outlives the runner: each exits when its
- * stdin closes, and the runner kills (and first thaws) every child that is left when it exits.
+ * The runner's side of its child processes (the register, the workers, the nemesis's helpers):
+ * spawned with `node -r ts-node/register/transpile-only`, history events read from their stdout,
+ * commands written to their stdin, SIGSTOP and SIGCONT for the nemesis. None outlives the runner:
+ * each exits when its stdin closes, and the runner kills (and first thaws) every child that is left
+ * when it exits.
+ *
+ * Each starts under a shell that first closes every descriptor it inherited beyond stdin, stdout
+ * and stderr: the ZooKeeper C client opens its sockets without close-on-exec, and a child would
+ * otherwise keep the runner's connections alive (see src/testing/spawnJvm.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -11,6 +16,45 @@ import { createInterface } from 'node:readline';
 import { parseEventLine, type HistoryEvent } from './history';
 
 const ROOT = join(__dirname, '..');
+const CLOSE_INHERITED = 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && [ -e "/proc/$$/fd/$fd" ] && eval "exec $fd>&-"; done';
+
+/** Spawns a TypeScript file of this repository in a Node process of its own, with piped stdio. */
+function spawnNode(label: string, script: string, args: readonly string[]): ChildProcess {
+  return spawn('bash', ['-c', `${CLOSE_INHERITED}\nexec "$@"`, label, process.execPath, '-r', 'ts-node/register/transpile-only', join(ROOT, script), ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, TS_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
+  });
+}
+
+/**
+ * Runs a helper to its end: its last stdout line parsed as JSON, and how it exited. A helper
+ * that crashes (the native client can abort its process) takes only itself down.
+ */
+export function runHelper(script: string, args: readonly string[], timeoutMs: number): Promise<{ exit: string; result: Record<string, unknown> | undefined; stderr: string }> {
+  const child = spawnNode(script, script, args);
+  live.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
+  child.stdin?.on('error', () => undefined);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      live.delete(child);
+      const last = stdout.trim().split('\n').pop() ?? '';
+      let result: Record<string, unknown> | undefined;
+      try {
+        result = JSON.parse(last) as Record<string, unknown>;
+      } catch {
+        result = undefined;
+      }
+      resolve({ exit: signal ?? `code ${code}`, result, stderr });
+    });
+  });
+}
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) {
@@ -54,11 +98,7 @@ export class ChildLines {
     logFile: string,
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
-    this.child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, script), ...args], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, TS_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
-    });
+    this.child = spawnNode(label, script, args);
     live.add(this.child);
     this.child.stdin?.on('error', () => undefined);
     this.child.stderr?.pipe(this.log);

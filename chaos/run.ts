@@ -289,10 +289,12 @@ async function main(): Promise<number> {
     say(leftovers.length === 0 ? 'no node left behind' : `${leftovers.length} node(s) left behind`);
     await Promise.all(workers.map((w) => w.request('exit', {}, 10_000).catch(() => undefined)));
   } finally {
-    await inspector?.close().catch(() => undefined);
     await Promise.all(children.map((c) => c.close()));
     await Promise.all(proxies.map((p) => p.close()));
     await cluster?.close();
+    // Once the servers are gone: a handle that is not connected closes at once, with nothing to
+    // wait for.
+    await inspector?.close().catch(() => undefined);
   }
 
   const events = recorder.sorted();
