@@ -47,8 +47,9 @@ describe('client safety', () => {
     delay.disable();
     // close() itself is bounded too.
     expect(performance.now() - started).toBeLessThan(timing(2_000));
-    // The longest the loop was held, in ms (the histogram counts in ns, plus its own resolution).
-    expect(delay.max / 1e6).toBeLessThan(timing(100));
+    // The longest the loop was held, in ms (the histogram counts in ns). A blocking close holds it
+    // 1.5 s per client; the bound leaves room for a loaded machine that does not schedule us.
+    expect(delay.max / 1e6).toBeLessThan(timing(400));
   });
 
   it.each<ConnectionStateErrorPolicy>(['standard', 'session'])(

@@ -7,9 +7,10 @@ import { joinPath, nodeName } from '../../src/paths';
 import { isSessionEndedError } from '../../src/retry';
 import type { Stat } from '../../src/transport/Transport';
 import { deferred, raceAbort, sleep } from '../../src/util/async';
+import { subscribe } from '../../src/util/events';
 import { Deadline, DeadlineScope } from '../../src/util/deadline';
 import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
-import type { SharedCount } from '../shared/SharedCount';
+import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError } from './errors';
 import { RELEASE_WAIT_MS, type AcquireOptions } from './InterProcessLock';
@@ -110,7 +111,7 @@ export class InterProcessSemaphoreV2 {
     }
     if (options.count !== undefined) {
       if (options.maxLeases !== undefined) throw new InvalidArgumentError('give maxLeases or count, not both');
-      if (typeof options.count.getCount !== 'function' || typeof options.count.on !== 'function') {
+      if (!(options.count instanceof SharedCount)) {
         throw new InvalidArgumentError('count must be a SharedCount');
       }
       this.count = options.count;
@@ -264,7 +265,7 @@ export class InterProcessSemaphoreV2 {
       if (children.length <= this.maxLeases) return 'held';
       if (!wait) return 'timeout';
       const woke = deferred<void>();
-      const stopCount = this.count?.on('changed', () => woke.resolve());
+      const stopCount = this.count && subscribe(this.count, 'changed', () => woke.resolve());
       try {
         try {
           children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.value, signal: scope.signal });

@@ -284,7 +284,7 @@ export class LockInternals {
         session,
         creation: false,
         signal: scope.signal,
-        onEnd: (reason) => (reason === 'deleted' ? gone.resolve('deleted') : ended.reject(reason)),
+        onEnd: (reason) => ended.reject(reason),
       },
     );
     ended.promise.catch(() => undefined);

@@ -85,9 +85,6 @@ export class LockMonitor {
     this.watch = new NodeWatch(this.client, this.node, check, {
       session: this.session,
       creation: false,
-      onEnd: (reason) => {
-        if (reason === 'missing' || reason === 'deleted') this.lose('NODE_DELETED');
-      },
       onError: (err) => log('watching lock node %s: %s', this.node, String(err)),
     });
     this.watch.start().then(check, (err: unknown) => log('watching lock node %s failed: %s', this.node, String(err)));

@@ -240,9 +240,10 @@ export class Connection {
     this.connected = false;
     this.sessionValue = undefined;
     log('session %s ended: %s', session ?? '-', reason);
+    // LOST first, so that whoever hears of the session's end sees the state that says so.
+    if (this.everConnected) this.states.set(ConnectionState.LOST);
     session?.end(new SessionLostError(reason, `session ${session} ended: ${describeEnd(reason)}`));
     this.watches.endFor(old);
-    if (this.everConnected) this.states.set(ConnectionState.LOST);
     void old?.close();
     if (reason === 'authFailed') {
       this.fatal = serverError('AUTHFAILED', { message: 'authentication failed: the server refused the client credentials' });

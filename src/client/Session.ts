@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { isZkError } from '../errors';
 
 /**
@@ -12,7 +13,10 @@ import { isZkError } from '../errors';
 export class Session {
   private readonly ended = new AbortController();
 
-  constructor(readonly id: bigint) {}
+  constructor(readonly id: bigint) {
+    // Every lease, latch and watch of the session listens to it.
+    setMaxListeners(Infinity, this.ended.signal);
+  }
 
   /** Aborts when the session ends. */
   get signal(): AbortSignal {

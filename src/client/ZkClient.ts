@@ -194,9 +194,12 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return isErrorState(this.options.connectionStateErrorPolicy, state);
   }
 
-  /** The current session's id and password: what `expireSession` in `zk-recipes/testing` needs. */
+  /**
+   * The current session's id and password, connected or not (0n when there is no session): what
+   * `expireSession` in `zk-recipes/testing` needs.
+   */
   getSessionCredentials(): SessionCredentials {
-    return { connectString: this.options.connectString, sessionId: this.sessionId, sessionPassword: this.connection.sessionPassword };
+    return { connectString: this.options.connectString, sessionId: this.connection.session?.id ?? 0n, sessionPassword: this.connection.sessionPassword };
   }
 
   /** Opens the connection. A client starts once. */
@@ -255,7 +258,17 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return (await this.createNode(path, options, true)) as CreatedAndListed;
   }
 
-  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
+  /**
+   * Checks a create without running it: the path, the mode, the data and the whole request's size,
+   * as `create` would before any I/O. Recipes check their nodes this way when they are built.
+   *
+   * @throws InvalidArgumentError naming the problem.
+   */
+  validateCreate(path: string, options: CreateOptions = {}): void {
+    this.checkCreate(path, options);
+  }
+
+  private checkCreate(path: string, options: CreateOptions) {
     const o = validateOptions(options, 'options');
     const mode = validateMode(o.mode ?? 'PERSISTENT');
     validatePath(path, { sequential: mode.includes('SEQUENTIAL') });
@@ -270,11 +283,13 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const sent = this.serverPath(path) + (o.protected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
     checkRequestSize(createRequestBytes(sent, data.length, ttlMs !== undefined), this.options.maxRequestBytes, 'the create', path);
     const signal = validateSignal(o.signal);
-    await this.ns.ensure(signal);
-    return createNode(
-      { retry: this.retry, namespace: this.ns, background: this.background, aclProvider: this.options.aclProvider },
-      { path, data, mode, ttlMs, createParents: o.createParents, protected: o.protected === true, listParent, signal },
-    );
+    return { path, data, mode, ttlMs, createParents: o.createParents, protected: o.protected === true, signal };
+  }
+
+  private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
+    const request = this.checkCreate(path, options);
+    await this.ns.ensure(request.signal);
+    return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclProvider: this.options.aclProvider }, { ...request, listParent });
   }
 
   /** Deletes a node. See DeleteOptions for versions, recursion, guaranteed and quiet deletes. */

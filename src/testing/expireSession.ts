@@ -1,17 +1,30 @@
 import { InvalidArgumentError, TimeoutError } from '../errors';
-import { createNativeTransport } from '../transport/NativeTransport';
+import { NativeTransport, createNativeTransport } from '../transport/NativeTransport';
 
 import type { HasSessionCredentials, SessionCredentials } from '../client/SessionCredentials';
 
 export type { HasSessionCredentials, SessionCredentials };
+
+/** Options of `expireSession`. */
+export interface ExpireSessionOptions {
+  /** Give up after this long with TimeoutError. Default 30 s. */
+  timeoutMs?: number;
+  /**
+   * Where to reach the session's servers, when not where the client connects: a client behind a
+   * FaultProxy that is cut can only be expired through the servers themselves.
+   */
+  connectString?: string;
+}
 
 /**
  * Expires a session on the server, for real: it opens a second handle with the same session id and
  * password and closes it, so the server ends the session and deletes its ephemeral nodes. The
  * original holder then finds its session expired when it next talks to the server.
  */
-export async function expireSession(target: SessionCredentials | HasSessionCredentials, timeoutMs = 30_000): Promise<void> {
-  const creds = 'getSessionCredentials' in target ? target.getSessionCredentials() : target;
+export async function expireSession(target: SessionCredentials | HasSessionCredentials, options: number | ExpireSessionOptions = {}): Promise<void> {
+  const { timeoutMs = 30_000, connectString } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const own = 'getSessionCredentials' in target ? target.getSessionCredentials() : target;
+  const creds = connectString === undefined ? own : { ...own, connectString };
   if (typeof creds.sessionId !== 'bigint' || creds.sessionId === 0n) {
     throw new InvalidArgumentError('expireSession needs a connected session (sessionId is 0)');
   }
@@ -49,6 +62,8 @@ async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Pro
       });
     });
   } finally {
-    handle.close();
+    // Before the session's own client takes it back: a probe first would give it the time.
+    if (handle instanceof NativeTransport) handle.closeAtOnce();
+    else void handle.close();
   }
 }

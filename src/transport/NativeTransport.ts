@@ -62,6 +62,7 @@ const AUTH_FAILED_STATE = C.ZOO_AUTH_FAILED_STATE;
 /** How long `close()` waits for a safe moment to close the native handle before it resolves anyway. */
 const CLOSE_WAIT_MS = 1_000;
 
+
 /**
  * The binding closes a handle as "expired" after this many consecutive empty reads from the
  * socket. The C client already detects dead connections by its own timeouts, and a false expiry
@@ -251,6 +252,18 @@ export class NativeTransport implements Transport {
   }
 
   /**
+   * Closes the handle now, whatever that costs: the C client may hold the thread up to 1.5 s for
+   * the server's answer. For the testing harness's expireSession only, which must close a second
+   * handle on a session before the session's own client can take it back.
+   */
+  closeAtOnce(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.nudgeTimer);
+    if (this.opened) this.native.close();
+  }
+
+  /**
    * Closes the handle without blocking the event loop. The C client's close sends the close request
    * and then waits, holding the thread, up to 1.5 s for the server's answer (after up to 3 s to send
    * it) when it believes it is connected: a paused server, or a network silently down, froze the
@@ -267,29 +280,31 @@ export class NativeTransport implements Transport {
     // A handle not yet initialised has nothing to close.
     if (!this.opened) return;
     const native = this.native;
+    // Not connected, the close sends nothing.
     if (native.state !== CONNECTED_STATE) {
       native.close();
       return;
     }
     await new Promise<void>((resolve) => {
+      const timers: { poll?: NodeJS.Timeout; bound?: NodeJS.Timeout } = {};
       let done = false;
       const closeNow = () => {
         if (done) return;
         done = true;
-        clearInterval(poll);
-        clearTimeout(bound);
+        clearInterval(timers.poll);
+        clearTimeout(timers.bound);
         native.close();
         resolve();
       };
       // Never from inside the binding's own processing (see the class comment).
       const probed = native.a_exists('/', false, () => setImmediate(closeNow));
-      if (probed !== 0) setImmediate(closeNow);
-      const poll = setInterval(() => {
+      // A send that found the connection reset closed the C client's socket inside the call: close
+      // the handle at once, which stops its poll before another socket can take the number.
+      if (probed !== 0 || native.state !== CONNECTED_STATE) return closeNow();
+      timers.poll = setInterval(() => {
         if (native.state !== CONNECTED_STATE) closeNow();
-      }, 50);
-      poll.unref();
-      const bound = setTimeout(resolve, CLOSE_WAIT_MS);
-      bound.unref();
+      }, 50).unref();
+      timers.bound = setTimeout(resolve, CLOSE_WAIT_MS).unref();
     });
   }
 

@@ -3,6 +3,7 @@
  * makes a time limit hold. A timeout is honoured however large it is: Number.MAX_SAFE_INTEGER (or
  * Infinity) means, in effect, no limit.
  */
+import { setMaxListeners } from 'node:events';
 import { abortReason } from './async';
 import { now, startTimer } from './timers';
 
@@ -113,6 +114,8 @@ export class DeadlineScope {
     readonly timeoutReason: Error,
   ) {
     this.signal = this.controller.signal;
+    // Every request of the call listens to it.
+    setMaxListeners(Infinity, this.signal);
     this.onOuterAbort = () => this.controller.abort(abortReason(outer as AbortSignal));
     if (outer?.aborted) this.onOuterAbort();
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });

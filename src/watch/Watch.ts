@@ -22,7 +22,11 @@ export interface NodeWatchOptions {
   signal?: AbortSignal;
   /** Told of each error that made a read fail; the read is tried again after a back-off. Must not throw. */
   onError?: (err: unknown) => void;
-  /** Called once when the watch ends by itself: its session ended, or the node was missing and `creation` is false. */
+  /**
+   * Called once when the watch ends for a reason the listener was not told: its session ended, or
+   * its signal aborted. (Without `creation`, a watch also ends when the node is missing or deleted:
+   * `start()` resolves null, or the listener hears null.)
+   */
   onEnd?: (reason: unknown) => void;
 }
 
@@ -131,7 +135,7 @@ export class Watch<T> {
       throw err;
     }
     this.ready = true;
-    if (this.last === null && !this.creation) this.end('missing');
+    if (this.last === null && !this.creation) this.stop();
     // An event that came while the first read was under way: look again.
     else if (this.pendingEvent !== undefined) this.loop.kick();
     return this.last;
@@ -144,7 +148,7 @@ export class Watch<T> {
     if (event.type === 'deleted') {
       if (this.ready) {
         this.deliver(null, event);
-        if (!this.creation) return this.end('deleted');
+        if (!this.creation) return this.stop();
       }
     } else if (event.type !== 'sessionLost' && event.type !== 'notWatching') {
       this.pendingEvent = event;
@@ -159,7 +163,7 @@ export class Watch<T> {
     const event = this.pendingEvent;
     this.pendingEvent = undefined;
     this.deliver(value, event);
-    if (value === null && !this.creation) this.end('missing');
+    if (value === null && !this.creation) this.stop();
   }
 
   private deliver(value: T | null, event: WatchEvent | undefined): void {
