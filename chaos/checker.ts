@@ -209,7 +209,7 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
         return { fault: start, lingeredMs: Math.max(0, h.end - end.at) };
       }
       if (start.kind === 'expire-session' && start.session === h.session && h.begin <= end.at && h.end <= end.at + o.staleBoundMs) {
-        return { fault: start, lingeredMs: Math.max(0, h.end - start.at) };
+        return { fault: start, lingeredMs: Math.max(0, h.end - end.at) };
       }
     }
     return undefined;

@@ -239,11 +239,19 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
         return;
       }
       const session = `0x${sessionId.toString(16)}`;
-      mark('start', `worker ${w}`, { session });
+      const spawnedAt = now();
       // The servers' own addresses: the worker's proxy may be what is cut.
       const helper = await runHelper('chaos/expire.ts', [JSON.stringify({ connectString: x.cluster.connectString, sessionId: sessionId.toString(), sessionPassword: String(creds.sessionPassword) })], 30_000);
+      // The fault starts when the helper begins to attach (its start-up is no part of it).
+      mark('start', `worker ${w}`, { session, at: typeof helper.first?.at === 'number' ? helper.first.at : spawnedAt });
       const failed = helper.result?.expired !== true;
-      mark('end', `worker ${w}`, { session, ...(failed ? { detail: `the expiring helper ended ${helper.exit}: ${String(helper.result?.error ?? helper.stderr.trim().split('\n').pop() ?? '')}` } : {}) });
+      // The end is when the server confirmed the expiry, on the run's clock.
+      const expiredAt = typeof helper.result?.at === 'number' ? helper.result.at : undefined;
+      mark('end', `worker ${w}`, {
+        session,
+        ...(expiredAt !== undefined ? { at: expiredAt } : {}),
+        ...(failed ? { detail: `the expiring helper ended ${helper.exit}: ${String(helper.result?.error ?? helper.stderr.trim().split('\n').pop() ?? '')}` } : {}),
+      });
       if (failed) {
         x.emit({ type: 'note', at: now(), what: 'harness', detail: `expireSession of ${session} ended ${helper.exit}${helper.result?.error ? `: ${String(helper.result.error)}` : ''}` });
       }

@@ -28,10 +28,15 @@ function spawnNode(label: string, script: string, args: readonly string[]): Chil
 }
 
 /**
- * Runs a helper to its end: its last stdout line parsed as JSON, and how it exited. A helper
- * that crashes (the native client can abort its process) takes only itself down.
+ * Runs a helper to its end: its first and (when there are two or more) last stdout lines parsed as
+ * JSON, and how it exited. A helper that crashes (the native client can abort its process) takes
+ * only itself down.
  */
-export function runHelper(script: string, args: readonly string[], timeoutMs: number): Promise<{ exit: string; result: Record<string, unknown> | undefined; stderr: string }> {
+export function runHelper(
+  script: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ exit: string; first: Record<string, unknown> | undefined; result: Record<string, unknown> | undefined; stderr: string }> {
   const child = spawnNode(script, script, args);
   live.add(child);
   let stdout = '';
@@ -44,14 +49,15 @@ export function runHelper(script: string, args: readonly string[], timeoutMs: nu
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       live.delete(child);
-      const last = stdout.trim().split('\n').pop() ?? '';
-      let result: Record<string, unknown> | undefined;
-      try {
-        result = JSON.parse(last) as Record<string, unknown>;
-      } catch {
-        result = undefined;
-      }
-      resolve({ exit: signal ?? `code ${code}`, result, stderr });
+      const lines = stdout.trim().split('\n');
+      const parse = (line: string | undefined): Record<string, unknown> | undefined => {
+        try {
+          return line ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+        } catch {
+          return undefined;
+        }
+      };
+      resolve({ exit: signal ?? `code ${code}`, first: parse(lines[0]), result: parse(lines.length > 1 ? lines[lines.length - 1] : undefined), stderr });
     });
   });
 }
