@@ -179,7 +179,7 @@ describe('zk-recipes CLI views of nodes made by Curator and by zk-recipes', () =
     expect(text[3]).toMatch(/^ {2}participant +"node-1" +_c_/);
 
     await peer.request('latch.close', { name: 'l1' });
-    expect(await ours.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await ours.await({ timeoutMs: timing(10_000) });
     expect((await cliJson<LeaderReport>(['leader', path, ...connect])).leader).toMatchObject({ id: 'node-1', session: hex(client.sessionId) });
   });
 
