@@ -6,3 +6,4 @@ export * from './queue';
 export * from './atomic';
 export * from './barriers';
 export * from './nodes';
+export * from './cache';

@@ -24,6 +24,8 @@ interface Entry {
  */
 export class WatchRegistry {
   private readonly entries = new Set<Entry>();
+  /** The same entries by path, so that taking a watch back costs the same with 20,000 watches as with 2. */
+  private readonly byPath = new Map<string, Set<Entry>>();
 
   /**
    * Registers `watcher` for a read on `t` and returns the watcher to hand to the transport, and a
@@ -34,7 +36,7 @@ export class WatchRegistry {
     const fire = (event: WatchEvent) => {
       if (fired) return;
       fired = true;
-      this.entries.delete(entry);
+      this.unlist(entry);
       try {
         watcher(toUser(event));
       } catch (err) {
@@ -49,22 +51,31 @@ export class WatchRegistry {
       native: fire,
       cancel: () => {
         fired = true;
-        this.entries.delete(entry);
+        this.unlist(entry);
       },
     };
     this.entries.add(entry);
+    const atPath = this.byPath.get(fullPath);
+    if (atPath) atPath.add(entry);
+    else this.byPath.set(fullPath, new Set([entry]));
     return { native: fire, forget: entry.cancel };
   }
 
   /** Takes back `watcher`'s watches on `fullPath` (of `kind`, or both): it will not be called. Returns what the transports hold for them. */
   take(fullPath: string, watcher: Watcher, kind: WatchKind | 'any'): Array<{ transport: Transport; kind: WatchKind; native: Watcher }> {
     const taken: Array<{ transport: Transport; kind: WatchKind; native: Watcher }> = [];
-    for (const entry of [...this.entries]) {
-      if (entry.path !== fullPath || entry.user !== watcher || (kind !== 'any' && entry.kind !== kind)) continue;
+    for (const entry of [...(this.byPath.get(fullPath) ?? [])]) {
+      if (entry.user !== watcher || (kind !== 'any' && entry.kind !== kind)) continue;
       entry.cancel();
       taken.push({ transport: entry.transport, kind: entry.kind, native: entry.native });
     }
     return taken;
+  }
+
+  private unlist(entry: Entry): void {
+    this.entries.delete(entry);
+    const atPath = this.byPath.get(entry.path);
+    if (atPath?.delete(entry) && atPath.size === 0) this.byPath.delete(entry.path);
   }
 
   /** Tells the watchers set through `t` that their session ended. */

@@ -66,7 +66,8 @@ const MISSING = Symbol('missing');
 export class Watch<T> {
   private readonly armed: Record<WatchKind, boolean> = { data: false, children: false };
   private readonly watchers: Record<WatchKind, Watcher>;
-  private readonly loop: StepLoop;
+  /** Made on the first change: a cache holds tens of thousands of watches, most of which never fire. */
+  private loopInstance: StepLoop | undefined;
   private readonly creation: boolean;
   private readonly session: Session | undefined;
   private last: T | null | undefined;
@@ -86,14 +87,18 @@ export class Watch<T> {
     this.creation = options.creation ?? true;
     this.session = options.session;
     this.watchers = { data: (event) => this.onEvent('data', event), children: (event) => this.onEvent('children', event) };
-    this.loop = new StepLoop(() => this.step(), {
+    this.onSessionEnd = () => this.end(this.session?.endReason);
+  }
+
+  private get loop(): StepLoop {
+    this.loopInstance ??= new StepLoop(() => this.step(), {
       onError: (err, retryInMs) => {
         if ((this.session !== undefined && isSessionEndedError(err)) || this.options.signal?.aborted) return this.end(err);
         log('%s: reading failed, again in %d ms: %s', this.path, retryInMs, String(err));
         this.options.onError?.(err);
       },
     });
-    this.onSessionEnd = () => this.end(this.session?.endReason);
+    return this.loopInstance;
   }
 
   /** The last value read: undefined before `start()` has resolved, null while the node is missing. */
@@ -241,7 +246,7 @@ export class Watch<T> {
 
   private stop(): void {
     this.ended = true;
-    this.loop.stop();
+    this.loopInstance?.stop();
     this.session?.signal.removeEventListener('abort', this.onSessionEnd);
   }
 }

@@ -1,0 +1,9 @@
+import { TimeoutError, type ZkErrorOptions } from '../../src/errors';
+
+/** `waitForInitialized` of a cache ran out of time. */
+export class CacheTimeoutError extends TimeoutError {
+  override name = 'CacheTimeoutError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super(message, { ...options, code: 'CACHE_TIMEOUT' });
+  }
+}
