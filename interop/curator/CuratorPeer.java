@@ -33,12 +33,16 @@ import org.apache.curator.framework.recipes.atomic.DistributedAtomicValue;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.framework.recipes.nodes.PersistentTtlNode;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -503,6 +507,72 @@ public final class CuratorPeer {
                 return;
             case "ttlNode.waitForInitialCreate":
                 reply.with("created", get(a, PersistentTtlNode.class).waitForInitialCreate(num(a, "timeoutMs", 10_000), TimeUnit.MILLISECONDS));
+                return;
+
+            // ---- plain node operations (data as UTF-8), for tests that change a tree from the Java side
+            case "zk.create":
+                client.create().creatingParentsIfNeeded().forPath(str(a, "path"), str(a, "data").getBytes(StandardCharsets.UTF_8));
+                return;
+            case "zk.setData":
+                client.setData().forPath(str(a, "path"), str(a, "data").getBytes(StandardCharsets.UTF_8));
+                return;
+            case "zk.delete":
+                client.delete().deletingChildrenIfNeeded().forPath(str(a, "path"));
+                return;
+
+            // ---- CuratorCache: events as {"event":"cacheEvent","name","type","path","data"}; snapshot as parallel lists
+            case "cache.new": {
+                String name = str(a, "name");
+                CuratorCache cache = CuratorCache.build(client, str(a, "path"));
+                cache.listenable().addListener(new CuratorCacheListener() {
+                    @Override
+                    public void event(Type type, ChildData oldData, ChildData data) {
+                        ChildData node = data != null ? data : oldData;
+                        emit(CuratorPeer.event("cacheEvent").with("name", name).with("type", type.name()).with("path", node.getPath())
+                                .with("data", data == null || data.getData() == null ? null : new String(data.getData(), StandardCharsets.UTF_8)));
+                    }
+
+                    @Override
+                    public void initialized() {
+                        emit(CuratorPeer.event("cacheInitialized").with("name", name));
+                    }
+                });
+                define(a, cache);
+                return;
+            }
+            case "cache.start":
+                get(a, CuratorCache.class).start();
+                return;
+            case "cache.snapshot": {
+                List<String> paths = new ArrayList<>();
+                List<String> datas = new ArrayList<>();
+                get(a, CuratorCache.class).stream().sorted().forEach(d -> {
+                    paths.add(d.getPath());
+                    datas.add(d.getData() == null ? "" : new String(d.getData(), StandardCharsets.UTF_8));
+                });
+                reply.with("paths", paths).with("datas", datas);
+                return;
+            }
+
+            // ---- GroupMember (payloads as UTF-8)
+            case "group.new":
+                define(a, new GroupMember(client, str(a, "path"), str(a, "memberId"), str(a, "payload").getBytes(StandardCharsets.UTF_8)));
+                return;
+            case "group.start":
+                get(a, GroupMember.class).start();
+                return;
+            case "group.members": {
+                List<String> ids = new ArrayList<>();
+                List<String> payloads = new ArrayList<>();
+                new java.util.TreeMap<>(get(a, GroupMember.class).getCurrentMembers()).forEach((id, payload) -> {
+                    ids.add(id);
+                    payloads.add(new String(payload, StandardCharsets.UTF_8));
+                });
+                reply.with("ids", ids).with("payloads", payloads);
+                return;
+            }
+            case "group.setThisData":
+                get(a, GroupMember.class).setThisData(str(a, "payload").getBytes(StandardCharsets.UTF_8));
                 return;
 
             // ---- benchmark

@@ -2,3 +2,4 @@
 export { PersistentNode, PERSISTENT_NODE_DEFAULTS, type PersistentNodeOptions, type PersistentNodeEvents, type PersistentNodeWaitOptions } from './PersistentNode';
 export { PersistentTtlNode, PERSISTENT_TTL_NODE_DEFAULTS, type PersistentTtlNodeOptions } from './PersistentTtlNode';
 export { PersistentNodeTimeoutError } from './errors';
+export { GroupMember, type GroupMemberOptions, type GroupMemberEvents } from './GroupMember';

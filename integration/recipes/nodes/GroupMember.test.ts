@@ -1,0 +1,106 @@
+import { GroupMember } from '../../../recipes/nodes';
+import { IllegalStateError, InvalidArgumentError, ZkClient } from '../../../src';
+import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+
+const membersOf = (member: GroupMember) => Object.fromEntries([...member.getCurrentMembers()].map(([id, data]) => [id, data.toString()]));
+
+describe('GroupMember', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  const members: GroupMember[] = [];
+  let path: string;
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(() => {
+    path = `${randomRoot('group')}/member`;
+  });
+  afterEach(async () => {
+    await Promise.all(members.splice(0).map((m) => m.close()));
+    await clients.closeAll();
+  });
+  afterAll(() => server.close());
+
+  const join = async (client: ZkClient, id: string, payload?: string) => {
+    const member = new GroupMember(client, path, id, { payload });
+    members.push(member);
+    member.start();
+    await member.waitForInitialized({ timeoutMs: timing(10_000) });
+    return member;
+  };
+  const sees = (member: GroupMember, expected: Record<string, string>) =>
+    eventually(`${member.thisId} to see ${JSON.stringify(expected)}`, () => JSON.stringify(membersOf(member)) === JSON.stringify(expected) || undefined);
+
+  // Curator's testBasic.
+  it('members see each other, see one leave, and see a payload change', async () => {
+    const client = await clients.connect({ connectString: server.connectString });
+    const one = new GroupMember(client, path, '1', { payload: 'p1' });
+    members.push(one);
+    expect(membersOf(one)).toEqual({ 1: 'p1' });
+    one.start();
+    const two = await join(client, '2', 'p2');
+    await one.waitForInitialized({ timeoutMs: timing(10_000) });
+    await sees(one, { 1: 'p1', 2: 'p2' });
+    await sees(two, { 1: 'p1', 2: 'p2' });
+    expect((await client.exists(`${path}/1`))?.ephemeralOwner).toBe(client.sessionId);
+
+    const removed = new Promise((resolve) => one.once('memberRemoved', resolve));
+    await two.close();
+    expect(await removed).toBe('2');
+    expect(membersOf(one)).toEqual({ 1: 'p1' });
+
+    const updated = new Promise((resolve) => one.once('memberUpdated', (id, data) => resolve(`${id} ${data.toString()}`)));
+    await one.setThisData('something');
+    expect(await updated).toBe('1 something');
+    expect(membersOf(one)).toEqual({ 1: 'something' });
+  });
+
+  it("a member's session expires: the others see it leave and come back; it sees the group again", async () => {
+    const a = await clients.connect({ connectString: server.connectString });
+    const b = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(b);
+    const ma = await join(a, 'a', 'pa');
+    const mb = await join(b, 'b', 'pb');
+    await sees(ma, { a: 'pa', b: 'pb' });
+    const seen: string[] = [];
+    ma.on('memberRemoved', (id) => seen.push(`removed ${id}`)).on('memberAdded', (id) => seen.push(`added ${id}`));
+    const mark = states.mark();
+    await expireSession(b);
+    await states.waitFor('RECONNECTED', mark);
+    await eventually('a to see b leave and come back', () => seen.join() === 'removed b,added b');
+    await sees(ma, { a: 'pa', b: 'pb' });
+    await sees(mb, { a: 'pa', b: 'pb' });
+  });
+
+  it('a partition longer than the session and a server restart: the group comes back whole', async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const a = await clients.connect({ connectString: server.connectString });
+    const b = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const states = new StateRecorder(b);
+    const ma = await join(a, 'a', 'pa');
+    const mb = await join(b, 'b', 'pb');
+    await sees(ma, { a: 'pa', b: 'pb' });
+    const mark = states.mark();
+    proxy.blackhole();
+    await states.waitFor('LOST', mark);
+    await sees(ma, { a: 'pa' });
+    proxy.heal();
+    await states.waitFor('RECONNECTED', mark);
+    await sees(ma, { a: 'pa', b: 'pb' });
+    await server.restart();
+    await sees(ma, { a: 'pa', b: 'pb' });
+    await sees(mb, { a: 'pa', b: 'pb' });
+  });
+
+  it('refuses bad ids and misuse', async () => {
+    const client = new ZkClient({ connectString: server.connectString });
+    expect(() => new GroupMember(client, path, '')).toThrow(InvalidArgumentError);
+    expect(() => new GroupMember(client, path, 'a/b')).toThrow(InvalidArgumentError);
+    expect(() => new GroupMember(client, path, '..')).toThrow(InvalidArgumentError);
+    const member = new GroupMember(client, path, 'x');
+    await expect(member.waitForInitialized()).rejects.toThrow(IllegalStateError);
+    await client.close();
+  });
+});
