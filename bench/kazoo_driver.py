@@ -9,7 +9,9 @@ sessions, sessionTimeoutMs}`` opens that many KazooClients (one ZooKeeper sessio
 ``leader.failover``, ``leader.stop`` (one Election per open session: kazoo has no LeaderLatch, and its
 Election is its Lock with the leader function run while held); ``queue.prepare {path, producers,
 consumers, items}`` then ``queue.run`` (one kazoo Queue per producer or consumer, each on its own
-session); ``exit``. Every contender has its own kazoo Lock object on its own thread.
+session); ``cache.load {path}`` (a TreeCache on session 0, until initialized: kazoo has no
+CuratorCache), ``cache.expect {changes}``, ``cache.await {timeoutMs}`` (until that many NODE_UPDATED
+events), ``cache.stop``; ``exit``. Every contender has its own kazoo Lock object on its own thread.
 
 Overlap check: a holder increments a shared counter (under a threading.Lock) right after acquire()
 returns and decrements it right before release(); the span between is its critical section. Two
@@ -26,6 +28,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
+from kazoo.recipe.cache import TreeCache, TreeEvent
 from kazoo.recipe.election import Election
 from kazoo.recipe.lock import Lock, ReadLock, WriteLock
 from kazoo.recipe.queue import Queue
@@ -154,6 +157,57 @@ class RwOverlap:
                 self._readers -= 1
 
 
+class CacheRun:
+    """A TreeCache (kazoo has no CuratorCache) counting its NODE_UPDATED events."""
+
+    def __init__(self, client, path):
+        self.path = path
+        self.cache = TreeCache(client, path)
+        self.initialized = threading.Event()
+        self.progress = threading.Condition()
+        self.expected = 0
+        self.events = 0
+        self.start_ns = 0
+        self.last_ns = 0
+        self.cache.listen(self._on_event)
+
+    def _on_event(self, event):
+        if event.event_type == TreeEvent.INITIALIZED:
+            self.initialized.set()
+        elif event.event_type == TreeEvent.NODE_UPDATED:
+            with self.progress:
+                self.events += 1
+                self.last_ns = time.perf_counter_ns()
+                if self.expected and self.events >= self.expected:
+                    self.progress.notify_all()
+
+    def _count(self, path):
+        children = self.cache.get_children(path) or ()
+        return 1 + sum(self._count(path + "/" + child) for child in children)
+
+    def load(self):
+        t0 = time.perf_counter_ns()
+        self.cache.start()
+        if not self.initialized.wait(600):
+            raise RuntimeError("the TreeCache did not initialize within 600 s")
+        elapsed_ms = (time.perf_counter_ns() - t0) / 1e6
+        return {"elapsedMs": elapsed_ms, "nodes": self._count(self.path)}
+
+    def expect(self, changes):
+        with self.progress:
+            self.expected = int(changes)
+            self.events = 0
+            self.start_ns = self.last_ns = time.perf_counter_ns()
+        return {}
+
+    def wait(self, timeout_ms):
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        with self.progress:
+            while self.events < self.expected and time.monotonic() < deadline:
+                self.progress.wait(max(0.0, deadline - time.monotonic()))
+            return {"elapsedMs": (self.last_ns - self.start_ns) / 1e6, "events": self.events}
+
+
 class Driver:
     def __init__(self):
         self.clients = []
@@ -161,6 +215,13 @@ class Driver:
         self.handoff = None
         self.election = None
         self.queue_run = None
+        self.cache_run = None
+
+    def cache_stop(self):
+        if self.cache_run is not None:
+            self.cache_run.cache.close()
+            self.cache_run = None
+        return {}
 
     # ------------------------------------------------------------ sessions
 
@@ -172,6 +233,7 @@ class Driver:
             client.start(timeout=30)
 
     def close(self):
+        self.cache_stop()
         self.leader_stop()
         self.queue_stop()
         for client in self.clients:
@@ -673,6 +735,16 @@ def main():
                 result = driver.queue_prepare(request["path"], request["producers"], request["consumers"], request["items"])
             elif cmd == "queue.run":
                 result = driver.queue_go()
+            elif cmd == "cache.load":
+                driver.cache_stop()
+                driver.cache_run = CacheRun(driver.session(0), request["path"])
+                result = driver.cache_run.load()
+            elif cmd == "cache.expect":
+                result = driver.cache_run.expect(request["changes"])
+            elif cmd == "cache.await":
+                result = driver.cache_run.wait(request["timeoutMs"])
+            elif cmd == "cache.stop":
+                result = driver.cache_stop()
             else:
                 raise ValueError("unknown command %s" % cmd)
             reply = {"id": rid, "ok": True}

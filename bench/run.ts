@@ -15,7 +15,7 @@
  * (both of those), --handoff-sessions 4, --rounds N (leader: failovers per library), --duration ms
  * (contended, rwlock), --iterations N (uncontended), --rw-sessions 8 (rwlock), --participants 5
  * (leader), --queue-sizes 1,4 (queue: N producers × N consumers), --queue-items M (queue),
- * --libs zk-recipes,curator,kazoo,redis.
+ * --cache-nodes N (cache), --libs zk-recipes,curator,kazoo,redis.
  *
  * --quick is a smoke run with tiny sizes (CI): its figures mean nothing, no goal fails it, and it
  * writes bench/results-quick.md (never bench/results.md). A run of every scenario writes
@@ -55,6 +55,7 @@ interface Args {
   participants: number | undefined;
   queueSizes: number[] | undefined;
   queueItems: number | undefined;
+  cacheNodes: number | undefined;
   libs: PeerId[] | undefined;
 }
 
@@ -85,6 +86,7 @@ export function parseArgs(argv: readonly string[]): Args {
     participants: undefined,
     queueSizes: undefined,
     queueItems: undefined,
+    cacheNodes: undefined,
     libs: undefined,
   };
   let sizes: number[] | undefined;
@@ -138,6 +140,9 @@ export function parseArgs(argv: readonly string[]): Args {
         break;
       case '--queue-items':
         args.queueItems = positiveInt(flag, next());
+        break;
+      case '--cache-nodes':
+        args.cacheNodes = positiveInt(flag, next());
         break;
       case '--libs': {
         const libs = (next() ?? '').split(',').filter(Boolean) as PeerId[];
@@ -245,6 +250,7 @@ async function main(): Promise<void> {
     participants: args.participants ?? (quick ? 3 : 5),
     queueSizes: args.queueSizes ?? [1, 4],
     queueItems: args.queueItems,
+    cacheNodes: args.cacheNodes,
   };
   const began = Date.now();
   const log = (message: string) => console.error(`[bench ${((Date.now() - began) / 1000).toFixed(1).padStart(5)} s] ${message}`);

@@ -22,6 +22,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -45,7 +48,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * InterProcessReadWriteLock); {@code leader.start {path}}, {@code leader.failover}, {@code
  * leader.stop} (one LeaderLatch per open session); {@code queue.prepare {path, producers, consumers,
  * items}} then {@code queue.run} (one DistributedQueue per producer or consumer, each on its own
- * session); {@code exit}. Every contender has its own lock object on its own thread, as Curator's
+ * session); {@code cache.load {path}} (a CuratorCache on session 0, until initialized), {@code
+ * cache.expect {changes}}, {@code cache.await {timeoutMs}} (until that many NODE_CHANGED events),
+ * {@code cache.stop}; {@code exit}. Every contender has its own lock object on its own thread, as Curator's
  * locks belong to threads.
  *
  * <p>Overlap check: a holder increments a shared AtomicInteger right after acquire() returns and
@@ -63,6 +68,7 @@ public final class CuratorBench {
     private Handoff handoff;
     private Election election;
     private QueueRun queueRun;
+    private CacheRun cacheRun;
 
     public static void main(String[] args) throws Exception {
         // Only protocol lines may reach stdout.
@@ -137,6 +143,22 @@ public final class CuratorBench {
             case "uncontended":
                 uncontended(str(a, "path"), (int) num(a, "iterations"), reply);
                 return;
+            case "cache.load":
+                stopCache();
+                cacheRun = new CacheRun(session(0), str(a, "path"));
+                cacheRun.load(reply);
+                return;
+            case "cache.expect":
+                if (cacheRun == null) throw new IllegalStateException("no cache is loaded");
+                cacheRun.expect((int) num(a, "changes"));
+                return;
+            case "cache.await":
+                if (cacheRun == null) throw new IllegalStateException("no cache is loaded");
+                cacheRun.await(num(a, "timeoutMs"), reply);
+                return;
+            case "cache.stop":
+                stopCache();
+                return;
             case "contended":
                 contended(str(a, "path"), num(a, "durationMs"), reply);
                 return;
@@ -178,6 +200,7 @@ public final class CuratorBench {
     }
 
     private void closeSessions() {
+        stopCache();
         stopElection();
         stopQueue();
         for (CuratorFramework client : clients) client.close();
@@ -598,6 +621,71 @@ public final class CuratorBench {
             return new String(bytes, StandardCharsets.UTF_8);
         }
     };
+
+    private void stopCache() {
+        if (cacheRun == null) return;
+        cacheRun.cache.close();
+        cacheRun = null;
+    }
+
+    /** A CuratorCache (CuratorCache.build with no options) counting its NODE_CHANGED events. */
+    private static final class CacheRun {
+        final CuratorCache cache;
+        final CountDownLatch initialized = new CountDownLatch(1);
+        final Object progress = new Object();
+        int expected;
+        int events;
+        long startNs;
+        long lastNs;
+
+        CacheRun(CuratorFramework client, String path) {
+            cache = CuratorCache.build(client, path);
+            cache.listenable().addListener(new CuratorCacheListener() {
+                @Override
+                public void event(Type type, ChildData oldData, ChildData data) {
+                    if (type != Type.NODE_CHANGED) return;
+                    synchronized (progress) {
+                        events++;
+                        lastNs = System.nanoTime();
+                        if (expected > 0 && events >= expected) progress.notifyAll();
+                    }
+                }
+
+                @Override
+                public void initialized() {
+                    initialized.countDown();
+                }
+            });
+        }
+
+        void load(Json reply) throws Exception {
+            long t0 = System.nanoTime();
+            cache.start();
+            if (!initialized.await(600, TimeUnit.SECONDS)) throw new IllegalStateException("the cache did not initialize within 600 s");
+            reply.put("elapsedMs", (System.nanoTime() - t0) / 1e6).put("nodes", cache.size());
+        }
+
+        void expect(int changes) {
+            synchronized (progress) {
+                expected = changes;
+                events = 0;
+                startNs = System.nanoTime();
+                lastNs = startNs;
+            }
+        }
+
+        void await(double timeoutMs, Json reply) throws InterruptedException {
+            long deadline = System.nanoTime() + (long) (timeoutMs * 1e6);
+            synchronized (progress) {
+                while (events < expected) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) break;
+                    TimeUnit.NANOSECONDS.timedWait(progress, left);
+                }
+                reply.put("elapsedMs", (lastNs - startNs) / 1e6).put("events", events);
+            }
+        }
+    }
 
     private void stopQueue() {
         if (queueRun == null) return;

@@ -5,7 +5,7 @@
  * `{"event":"ready","versions":{…}}`, and exits when its stdin closes.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { ContendedRun, HandoffRun, LeaderFailover, LockPeer, PeerId, QueueRun, RwLockRun } from './types';
+import type { CacheEventsRun, CacheLoad, ContendedRun, HandoffRun, LeaderFailover, LockPeer, PeerId, QueueRun, RwLockRun } from './types';
 
 const STDERR_TAIL = 6_000;
 
@@ -205,6 +205,24 @@ export class RemotePeer implements LockPeer {
   async queueRun(): Promise<QueueRun> {
     const reply = await this.proc.request('queue.run', {}, 600_000);
     return { elapsedMs: reply.elapsedMs as number, received: (reply.received as number[][]).map(pairs) };
+  }
+
+  async cacheLoad(path: string): Promise<CacheLoad> {
+    const reply = await this.proc.request('cache.load', { path }, 600_000);
+    return { elapsedMs: reply.elapsedMs as number, nodes: reply.nodes as number };
+  }
+
+  async cacheExpect(changes: number): Promise<void> {
+    await this.proc.request('cache.expect', { changes });
+  }
+
+  async cacheAwait(timeoutMs: number): Promise<CacheEventsRun> {
+    const reply = await this.proc.request('cache.await', { timeoutMs }, timeoutMs + 60_000);
+    return { elapsedMs: reply.elapsedMs as number, events: reply.events as number };
+  }
+
+  async cacheStop(): Promise<void> {
+    await this.proc.request('cache.stop');
   }
 
   async shutdown(): Promise<void> {

@@ -73,6 +73,20 @@ export interface QueueRun {
   received: Array<Array<[number, number]>>;
 }
 
+export interface CacheLoad {
+  /** From the cache's start to its initialized event, on the process's clock. */
+  elapsedMs: number;
+  /** Nodes the cache held then. */
+  nodes: number;
+}
+
+export interface CacheEventsRun {
+  /** From `cacheExpect` to the last expected change event, on the process's clock. */
+  elapsedMs: number;
+  /** Change events counted. */
+  events: number;
+}
+
 /** Items per producer of a queue run: `items` spread evenly, the first producers taking the remainder. */
 export function itemsPerProducer(items: number, producers: number): number[] {
   return Array.from({ length: producers }, (_, k) => Math.floor(items / producers) + (k < items % producers ? 1 : 0));
@@ -130,6 +144,17 @@ export interface LockPeer {
    * once nothing has been consumed for 10 s (items were lost), then stops the consumers.
    */
   queueRun?(): Promise<QueueRun>;
+  /**
+   * Cache: starts the library's CuratorCache on `path` on session 0 and resolves once it is
+   * initialized (its first load is done), with the time that took.
+   */
+  cacheLoad?(path: string): Promise<CacheLoad>;
+  /** Starts counting the cache's change events (NODE_CHANGED) from now; `cacheAwait` resolves at `changes`. */
+  cacheExpect?(changes: number): Promise<void>;
+  /** Resolves once the expected change events have come, or with what came within `timeoutMs`. */
+  cacheAwait?(timeoutMs: number): Promise<CacheEventsRun>;
+  /** Closes the cache. */
+  cacheStop?(): Promise<void>;
   /** Ends the peer (its process, for remote peers). */
   shutdown(): Promise<void>;
 }

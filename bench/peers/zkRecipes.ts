@@ -6,9 +6,10 @@ import { ZkClient } from '../../src';
 import { LeaderLatch } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock } from '../../recipes/locks';
 import { DistributedQueue } from '../../recipes/queue';
+import { CuratorCache } from '../../recipes/cache';
 import { HoldCounter, RwHoldCounter, clockUs } from './clock';
 import { XorShift32, sessionSeed } from './rng';
-import { itemsPerProducer, type ContendedRun, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
+import { itemsPerProducer, type CacheEventsRun, type CacheLoad, type ContendedRun, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
 
 /** A queue run that has consumed nothing for this long gives up (items were lost). */
 export const QUEUE_STALL_MS = 10_000;
@@ -67,6 +68,7 @@ export class ZkRecipesPeer implements LockPeer {
   private queued: { release: () => Promise<void>; done: Promise<void>; acquired: number[]; released: number[]; counter: HoldCounter } | undefined;
   private election: Election | undefined;
   private queue: QueueState | undefined;
+  private cache: { cache: CuratorCache; expected: number; events: number; startUs: number; lastUs: number; wake: (() => void) | undefined } | undefined;
 
   constructor(
     private readonly connectString: string,
@@ -89,6 +91,7 @@ export class ZkRecipesPeer implements LockPeer {
   }
 
   async closeSessions(): Promise<void> {
+    await this.cacheStop().catch(() => undefined);
     await this.leaderStop().catch(() => undefined);
     await this.stopQueue().catch(() => undefined);
     const clients = this.clients;
@@ -353,6 +356,52 @@ export class ZkRecipesPeer implements LockPeer {
     this.queue = undefined;
     if (!q) return;
     await Promise.all([...q.consumers, ...q.producers].map((x) => x.close()));
+  }
+
+  async cacheLoad(path: string): Promise<CacheLoad> {
+    await this.cacheStop();
+    const t0 = clockUs();
+    const cache = new CuratorCache(this.session(0), path);
+    const state = { cache, expected: 0, events: 0, startUs: 0, lastUs: 0, wake: undefined as (() => void) | undefined };
+    cache.on('changed', () => {
+      state.events++;
+      state.lastUs = clockUs();
+      if (state.expected > 0 && state.events >= state.expected) state.wake?.();
+    });
+    this.cache = state;
+    cache.start();
+    await cache.waitForInitialized({ timeoutMs: 600_000 });
+    return { elapsedMs: (clockUs() - t0) / 1000, nodes: cache.size };
+  }
+
+  async cacheExpect(changes: number): Promise<void> {
+    const state = this.cache;
+    if (!state) throw new Error('no cache is loaded');
+    state.expected = changes;
+    state.events = 0;
+    state.startUs = clockUs();
+  }
+
+  async cacheAwait(timeoutMs: number): Promise<CacheEventsRun> {
+    const state = this.cache;
+    if (!state) throw new Error('no cache is loaded');
+    if (state.events < state.expected) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        state.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      state.wake = undefined;
+    }
+    return { elapsedMs: (state.lastUs - state.startUs) / 1000, events: state.events };
+  }
+
+  async cacheStop(): Promise<void> {
+    const state = this.cache;
+    this.cache = undefined;
+    await state?.cache.close();
   }
 
   async shutdown(): Promise<void> {

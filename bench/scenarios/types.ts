@@ -29,6 +29,8 @@ export interface BenchOptions {
   queueSizes: number[];
   /** `queue` items per run, whatever the size (--queue-items); else the scenario's default. */
   queueItems: number | undefined;
+  /** `cache` tree size (--cache-nodes); else the scenario's default. */
+  cacheNodes: number | undefined;
 }
 
 export interface BenchContext {

@@ -2,6 +2,7 @@ import { validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
 import { RetryNTimes, type RetryPolicy } from '../../src/retry';
+import { abortReason } from '../../src/util/async';
 import { describeValue, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 
 /**
@@ -70,7 +71,9 @@ export function resolveAtomicOptions(client: ZkClient, options: DistributedAtomi
   };
 }
 
-/** Checks the options of one operation. @throws InvalidArgumentError */
+/** Checks the options of one operation. @throws InvalidArgumentError, or the signal's reason when it is aborted already */
 export function operationSignal(options: AtomicOperationOptions | undefined): AbortSignal | undefined {
-  return validateSignal(validateOptions(options, 'options').signal);
+  const signal = validateSignal(validateOptions(options, 'options').signal);
+  if (signal?.aborted) throw abortReason(signal);
+  return signal;
 }

@@ -2,6 +2,7 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
+import { abortReason } from '../../src/util/async';
 import { validateOptions, validateSignal } from '../../src/validate';
 import { boundedWait, nodeBecomes, type BarrierWaitOptions } from './waits';
 
@@ -39,6 +40,7 @@ export class DistributedBarrier {
   /** Sets the barrier: creates its node (and missing parents, as containers). Resolves too when it is already set. */
   async setBarrier(options?: { signal?: AbortSignal }): Promise<void> {
     const signal = validateSignal(validateOptions(options, 'options').signal);
+    if (signal?.aborted) throw abortReason(signal);
     try {
       await this.client.create(this.path, { createParents: 'container', signal });
       log('%s: set', this.path);
@@ -50,6 +52,7 @@ export class DistributedBarrier {
   /** Removes the barrier: deletes its node. Resolves too when there is none. */
   async removeBarrier(options?: { signal?: AbortSignal }): Promise<void> {
     const signal = validateSignal(validateOptions(options, 'options').signal);
+    if (signal?.aborted) throw abortReason(signal);
     await this.client.delete(this.path, { quietly: true, signal });
     log('%s: removed', this.path);
   }

@@ -1,6 +1,7 @@
 /** The waits of the barriers: for a node to come or go, bounded by a deadline and a signal. */
 import type { ZkClient } from '../../src/client/ZkClient';
 import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
+import { abortReason } from '../../src/util/async';
 import { Deadline, DeadlineScope } from '../../src/util/deadline';
 import { NodeWatch, type NodeData } from '../../src/watch';
 import { BarrierTimeoutError } from './errors';
@@ -21,6 +22,7 @@ export async function boundedWait<T>(options: BarrierWaitOptions | undefined, wh
   const o = validateOptions(options, 'options');
   const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
   const signal = validateSignal(o.signal);
+  if (signal?.aborted) throw abortReason(signal);
   const timeout = new BarrierTimeoutError(`${what} at ${path} did not finish within ${timeoutMs} ms`, { path });
   const scope = new DeadlineScope(Deadline.after(timeoutMs), signal, timeout);
   try {

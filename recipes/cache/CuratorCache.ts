@@ -3,6 +3,7 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError } from '../../src/errors';
+import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
 import { validateBoolean, validateFunction, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 import type { NodeData } from '../../src/watch';
@@ -164,7 +165,7 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
     const o = validateOptions(options, 'options');
     const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
     const signal = validateSignal(o.signal);
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) throw abortReason(signal);
     for (;;) {
       if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the CuratorCache is ${this.lifecycle === 'LATENT' ? 'not started' : 'closed'}`, { path: this.path });
       if (this.initializedFlag) return;
@@ -276,7 +277,7 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
   // ---------------------------------------------------------------- lifecycle and events
 
   private async *iterate(signal: AbortSignal | undefined): AsyncGenerator<CuratorCacheEvent, void, undefined> {
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) throw abortReason(signal);
     const stream = new CacheEventStream(this.storage.values(), this.initializedFlag);
     if (this.lifecycle === 'CLOSED') stream.end();
     this.streams.add(stream);

@@ -5,6 +5,7 @@ import { validateClient, validateRecipePath } from '../../src/client/recipeArgum
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, isZkError } from '../../src/errors';
 import type { CreateMode } from '../../src/transport/Transport';
+import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
 import { subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
@@ -175,7 +176,8 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> implement
     this.client.validateCreate(this.basePath, { ...this.createOptions(this.mode), data: bytes });
     const o = validateOptions(options, 'options');
     validateTimeout(o.timeoutMs, 'timeoutMs');
-    validateSignal(o.signal);
+    const signal = validateSignal(o.signal);
+    if (signal?.aborted) throw abortReason(signal);
     if (this.lifecycle === 'CLOSED') throw new IllegalStateError('the PersistentNode is closed', { path: this.basePath });
     this.data = Buffer.from(bytes);
     const version = ++this.dataVersion;
@@ -337,7 +339,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> implement
     const o = validateOptions(options, 'options');
     const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
     const signal = validateSignal(o.signal);
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) throw abortReason(signal);
     for (;;) {
       if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the PersistentNode is ${this.lifecycle === 'LATENT' ? 'not started' : 'closed'}`, { path: this.basePath });
       if (done()) return;
