@@ -7,6 +7,10 @@ const tsJest: Config['transform'] = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
 };
 
+// Files named *.native.test.ts are about the native binding's own behaviour: they run only in the
+// integration pass on the native transport (ZK_TEST_TRANSPORT=native).
+const nativeOnly = process.env.ZK_TEST_TRANSPORT === 'native' ? [] : ['\\.native\\.test\\.ts$'];
+
 const config: Config = {
   maxWorkers: 2,
   // Integration tests start JVMs and wait on real timeouts; each test bounds its own waits.
@@ -24,6 +28,7 @@ const config: Config = {
       testEnvironment: 'node',
       transform: tsJest,
       testMatch: ['<rootDir>/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...nativeOnly],
       setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
       slowTestThreshold: 30,
     },

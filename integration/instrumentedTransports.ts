@@ -1,7 +1,20 @@
 import { ZkError } from '../src';
-import { createNativeTransport } from '../src/transport/NativeTransport';
+import { transportFactory } from '../src/transport/chooseTransport';
 import type { Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
+import { TEST_TRANSPORT } from './helpers';
+
+const OPTIONAL_METHODS = [
+  'create2',
+  'multi',
+  'multiRead',
+  'addWatch',
+  'removeWatches',
+  'checkWatches',
+  'getEphemerals',
+  'getAllChildrenNumber',
+  'whoAmI',
+] as const satisfies ReadonlyArray<keyof Transport>;
 
 /** A held reply: `reached` resolves when the server has answered; the client sees the answer after `release()`. */
 export interface HeldReply {
@@ -10,7 +23,7 @@ export interface HeldReply {
 }
 
 /**
- * Native transports that log every call ("getData /path") and can hold back the reply of one
+ * Transports (of the tests' transport, see TEST_TRANSPORT) that log every call ("getData /path") and can hold back the reply of one
  * chosen call, so a test can make something happen between a server's answer and the moment the
  * client acts on it.
  */
@@ -52,7 +65,7 @@ export class InstrumentedTransports {
   private failures: Array<{ method: string; path: string; failed: () => void }> = [];
 
   readonly factory: TransportFactory = (options) => {
-    const t = createNativeTransport(options);
+    const t = transportFactory(TEST_TRANSPORT)(options);
     const traced = <A extends unknown[], R>(method: string, call: (path: string, ...args: A) => Promise<R>) =>
       (path: string, ...args: A): Promise<R> => {
         this.calls.push(`${method} ${path}`);
@@ -118,6 +131,11 @@ export class InstrumentedTransports {
       setACL: (p, acl, version) => t.setACL(p, acl, version),
       addAuth: (scheme, auth) => t.addAuth(scheme, auth),
     };
+    // The optional operations pass through untraced, where the transport has them.
+    for (const method of OPTIONAL_METHODS) {
+      const call = t[method] as ((...args: unknown[]) => unknown) | undefined;
+      if (call !== undefined) Object.assign(wrapped, { [method]: (...args: unknown[]) => call.apply(t, args) });
+    }
     return wrapped;
   };
 }

@@ -4,7 +4,10 @@
  * the library's where the library did ('INVALID_ARGUMENT', 'CLIENT_CLOSED', …).
  */
 
-/** Error codes of the ZooKeeper C client, by their numeric return code. */
+/**
+ * Error codes by their number: the server's (KeeperException.Code, the same on the wire for every
+ * client) and the C client's own (-9 INVALIDSTATE, -116 CLOSING, -117 NOTHING).
+ */
 export const ZK_RETURN_CODES: Readonly<Record<number, string>> = Object.freeze({
   [-1]: 'SYSTEMERROR',
   [-2]: 'RUNTIMEINCONSISTENCY',
@@ -15,6 +18,7 @@ export const ZK_RETURN_CODES: Readonly<Record<number, string>> = Object.freeze({
   [-7]: 'OPERATIONTIMEOUT',
   [-8]: 'BADARGUMENTS',
   [-9]: 'INVALIDSTATE',
+  [-12]: 'UNKNOWNSESSION',
   [-13]: 'NEWCONFIGNOQUORUM',
   [-14]: 'RECONFIGINPROGRESS',
   [-15]: 'SSLCONNECTIONERROR',
@@ -35,9 +39,11 @@ export const ZK_RETURN_CODES: Readonly<Record<number, string>> = Object.freeze({
   [-119]: 'NOTREADONLY',
   [-120]: 'EPHEMERALONLOCALSESSION',
   [-121]: 'NOWATCHER',
-  [-122]: 'RECONFIGDISABLED',
-  [-123]: 'SESSIONCLOSEDREQUIRESASLAUTH',
-  [-124]: 'THROTTLEDOP',
+  [-122]: 'REQUESTTIMEOUT',
+  [-123]: 'RECONFIGDISABLED',
+  [-124]: 'SESSIONCLOSEDREQUIRESASLAUTH',
+  [-125]: 'QUOTAEXCEEDED',
+  [-127]: 'THROTTLEDOP',
 });
 
 /** Codes that Curator's retry loop retries: the operation may succeed on another attempt. */
@@ -116,7 +122,7 @@ export class TimeoutError extends ZkError {
   }
 }
 
-/** A feature the native binding cannot provide was asked for. */
+/** A feature that is not available was asked for (read-only mode; the native transport without its binding). */
 export class UnsupportedError extends ZkError {
   override name = 'UnsupportedError';
   constructor(message: string, options: ZkErrorOptions = {}) {

@@ -4,7 +4,6 @@ import { ClientClosedError, InvalidArgumentError, ZkError, isZkError } from '../
 import { joinPath, validatePath, withNamespace, withoutNamespace } from '../paths';
 import { isRetryableError } from '../retry';
 import type { HasSessionCredentials, SessionCredentials } from '../testing/expireSession';
-import { createNativeTransport } from '../transport/NativeTransport';
 import type { ACL, CreateMode, Stat, Transport, WatchEvent, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort, sleep } from '../util/async';
 import { describeValue, toData, validateSignal, validateTimeout } from '../validate';
@@ -239,8 +238,7 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
   // ---------------------------------------------------------------- connection handling
 
   private newTransport(): Transport {
-    const factory = this.options.transportFactory ?? createNativeTransport;
-    const t = factory({ connectString: this.options.connectString, sessionTimeoutMs: this.options.sessionTimeoutMs });
+    const t = this.options.transportFactory({ connectString: this.options.connectString, sessionTimeoutMs: this.options.sessionTimeoutMs });
     t.on('connected', () => {
       if (t === this.transport) this.onConnected(t);
     });

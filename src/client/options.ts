@@ -3,8 +3,9 @@ import { InvalidArgumentError, UnsupportedError } from '../errors';
 import { validateNamespace } from '../paths';
 import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
+import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
-import { validateBoolean, validateFunction, validateString, validateTimeout } from '../validate';
+import { describeValue, validateBoolean, validateFunction, validateString, validateTimeout } from '../validate';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
 /** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
@@ -40,11 +41,17 @@ export interface ZkClientOptions {
    * client sets the provider's ACL right after the create: the node is open for that moment.
    */
   aclProvider?: AclProvider;
-  /** Ask for read-only mode. The native binding cannot, so `true` is refused with UnsupportedError. */
+  /** Ask for read-only mode. Not supported (neither transport implements it), so `true` is refused with UnsupportedError. */
   canBeReadOnly?: boolean;
   /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
   defaultData?: Buffer;
-  /** Builds the native handle. Tests may pass a fake. */
+  /**
+   * How the client speaks to ZooKeeper: 'protocol' (the default), ZooKeeper's protocol in
+   * TypeScript, which needs no compiler; or 'native', the ZooKeeper C client through the optional
+   * `zookeeper` package, which must be built (`npm rebuild zookeeper`).
+   */
+  transport?: TransportName;
+  /** Builds the transport, instead of `transport`. Tests may pass a fake. */
   transportFactory?: TransportFactory;
 }
 
@@ -68,12 +75,12 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   aclProvider: undefined as AclProvider | undefined,
   canBeReadOnly: false,
   defaultData: Buffer.from(localAddress(), 'utf8'),
+  transport: 'protocol' as TransportName,
 });
 
-export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'transportFactory'>>> & {
+export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider'>>> & {
   readonly namespace: string | undefined;
   readonly aclProvider: AclProvider | undefined;
-  readonly transportFactory: TransportFactory | undefined;
 };
 
 /** Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. */
@@ -108,10 +115,14 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   }
   const canBeReadOnly = options.canBeReadOnly === undefined ? false : validateBoolean(options.canBeReadOnly, 'canBeReadOnly');
   if (canBeReadOnly) {
-    throw new UnsupportedError('canBeReadOnly is not supported: the native zookeeper binding cannot ask for read-only mode');
+    throw new UnsupportedError('canBeReadOnly is not supported: neither transport implements read-only mode');
   }
   if (options.defaultData !== undefined && !Buffer.isBuffer(options.defaultData)) {
     throw new InvalidArgumentError('defaultData must be a Buffer');
+  }
+  const transport = options.transport ?? DEFAULT_CLIENT_OPTIONS.transport;
+  if (!TRANSPORT_NAMES.includes(transport)) {
+    throw new InvalidArgumentError(`transport must be one of ${TRANSPORT_NAMES.map((n) => `'${n}'`).join(', ')}, got ${describeValue(transport)}`);
   }
   if (options.transportFactory !== undefined) validateFunction(options.transportFactory, 'transportFactory');
   return Object.freeze({
@@ -125,6 +136,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     aclProvider: options.aclProvider,
     canBeReadOnly,
     defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
-    transportFactory: options.transportFactory,
+    transport,
+    // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
+    transportFactory: options.transportFactory ?? transportFactory(transport),
   });
 }

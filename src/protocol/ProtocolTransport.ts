@@ -164,6 +164,10 @@ export class ProtocolTransport implements Transport {
   private socket: net.Socket | undefined;
   private host: HostAddress | undefined;
   private decoder: FrameDecoder;
+  /** Frames received and not yet handled (see `drain`). */
+  private backlog: Buffer[] = [];
+  /** A drain of the backlog waits for the next turn of the event loop. */
+  private draining = false;
   private timer: NodeJS.Timeout | undefined;
   private corked = false;
   /** Whether a connection has been made yet: the Java client waits a random moment before every later attempt. */
@@ -326,34 +330,61 @@ export class ProtocolTransport implements Transport {
 
   private onData(chunk: Buffer): void {
     this.lastRecvAt = performance.now();
-    const socket = this.socket;
     try {
-      this.decoder.push(chunk, (body) => {
-        // A frame's handler may have ended the connection (an expired session, a close).
-        if (socket === this.socket) this.onFrame(body);
-      });
+      this.decoder.push(chunk, (body) => this.backlog.push(body));
+    } catch (err) {
+      this.drop(err);
+      return;
+    }
+    if (!this.draining) this.drain();
+  }
+
+  /**
+   * Handles the frames received, in order. A notification that follows a reply waits for a fresh
+   * turn of the event loop: the caller that awaited the reply has then resumed (as with separate
+   * callbacks), so a watcher never runs before the code that set its watch has seen the reply.
+   */
+  private drain(): void {
+    this.draining = false;
+    const socket = this.socket;
+    let replied = false;
+    try {
+      while (this.backlog.length > 0 && socket === this.socket) {
+        const body = this.backlog[0];
+        if (replied && this.phase === 'connected' && body.length >= 4 && body.readInt32BE(0) === Xid.notification) {
+          this.draining = true;
+          setImmediate(() => {
+            if (socket === this.socket) this.drain();
+          });
+          return;
+        }
+        this.backlog.shift();
+        // A frame's handler may end the connection (an expired session, a close): the rest is dropped.
+        replied = this.onFrame(body) || replied;
+      }
     } catch (err) {
       if (socket === this.socket) this.drop(err);
     }
   }
 
-  private onFrame(body: Buffer): void {
+  /** Handles one frame; true when it answered a request. */
+  private onFrame(body: Buffer): boolean {
     this.lastHeardAt = performance.now();
     const r = new JuteReader(body);
     if (this.phase === 'handshake') {
       this.onHandshake(ConnectResponseRecord.read(r));
-      return;
+      return false;
     }
     const header = ReplyHeaderRecord.read(r);
     switch (header.xid) {
       case Xid.notification:
         this.onNotification(WatcherEventRecord.read(r), header.zxid);
-        return;
+        return false;
       case Xid.ping:
-        return;
+        return false;
       case Xid.auth:
         this.onAuthReply(header.err);
-        return;
+        return true;
     }
     const request = this.pending.shift();
     if (request === undefined) throw new ProtocolError('unexpectedReply', `a reply with xid ${header.xid} came while no request waited`);
@@ -369,6 +400,7 @@ export class ProtocolTransport implements Transport {
       request.fail(new Failure(ErrorCode.connectionLoss, err));
       throw err;
     }
+    return true;
   }
 
   /**
@@ -449,13 +481,17 @@ export class ProtocolTransport implements Transport {
     // The server drops a session's watches with it; the client tells their owners.
     this.registry.clear();
     log('session %s: closed (%s)', this.idHex, reason);
-    this.events.emit('closed', reason);
+    // Not from inside the call that ended it (a close() made by a listener's own owner, say),
+    // but right after it.
+    queueMicrotask(() => this.events.emit('closed', reason));
   }
 
   private destroySocket(): void {
     const socket = this.socket;
     this.socket = undefined;
     this.corked = false;
+    this.backlog = [];
+    this.draining = false;
     clearTimeout(this.timer);
     socket?.destroy();
   }

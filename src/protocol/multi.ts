@@ -33,8 +33,9 @@ function header(w: JuteWriter, type: number, done: boolean): void {
 }
 
 /**
- * Writes a transaction. A create goes as create2 (so its result has the node's stat), createTTL
- * or createContainer, as the Java client chooses by mode. `serverPath` applies the chroot.
+ * Writes a transaction. A create goes as create, createTTL or createContainer by its mode, as the
+ * Java client's Op.create sends it (the server answers TTL and container creates with the stat).
+ * `serverPath` applies the chroot.
  */
 export function writeMulti(w: JuteWriter, ops: readonly Op[], acl: readonly ACL[], serverPath: (path: string) => string): void {
   for (const op of ops) {
@@ -46,7 +47,7 @@ export function writeMulti(w: JuteWriter, ops: readonly Op[], acl: readonly ACL[
           header(w, OpCode.createTTL, false);
           CreateTTLRequestRecord.write(w, { path, data: op.data, acl, flags, ttl: BigInt(op.ttlMs ?? 0) });
         } else {
-          header(w, op.mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create2, false);
+          header(w, op.mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create, false);
           CreateRequestRecord.write(w, { path, data: op.data, acl, flags });
         }
         break;

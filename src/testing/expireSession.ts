@@ -1,5 +1,5 @@
 import { InvalidArgumentError, TimeoutError } from '../errors';
-import { createNativeTransport } from '../transport/NativeTransport';
+import { createProtocolTransport } from '../protocol/ProtocolTransport';
 
 /** A session to expire: its id, password and where its servers are. */
 export interface SessionCredentials {
@@ -34,7 +34,7 @@ export async function expireSession(target: SessionCredentials | HasSessionCrede
 
 /** Opens a handle on the session; closes it if the server accepted it. */
 async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Promise<'closed' | 'expired'> {
-  const handle = createNativeTransport({
+  const handle = createProtocolTransport({
     connectString: creds.connectString,
     sessionTimeoutMs: 30_000,
     sessionId: creds.sessionId,
@@ -57,6 +57,7 @@ async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Pro
       });
     });
   } finally {
-    handle.close();
+    // Waits for the server to end the session, so the next attach finds it expired.
+    await handle.close();
   }
 }
