@@ -594,24 +594,24 @@ export class ProtocolTransport implements Transport {
    * Sets the watches again on a new connection (ClientCnxn.primeConnection): SetWatches, or
    * SetWatches2 when the batch holds persistent watches, in batches of about 128 KB of paths, with
    * the last zxid seen, so the server fires at once the watches whose node changed meanwhile.
+   * ClientCnxn names an xid for them (-8), but its socket layer numbers them like any request
+   * before they leave; so does this, and the bytes are the Java client's.
    */
   private sendSetWatches(): void {
     for (const batch of watchBatches(this.registry)) {
-      const opcode = batch.persistent ? OpCode.setWatches2 : OpCode.setWatches;
       const record = { relativeZxid: this.lastZxid, ...batch };
-      const bytes = frame(opcode, Xid.setWatches, (w) => (batch.persistent ? SetWatches2Record.write(w, record) : SetWatchesRecord.write(w, record)));
-      log('session %s: setting %d watches again (zxid 0x%s)', this.idHex, Object.values(batch).reduce((n, v) => n + (Array.isArray(v) ? v.length : 0), 0), this.lastZxid.toString(16));
-      const request: Request = {
-        xid: Xid.setWatches,
-        frame: bytes,
+      const count = batch.dataWatches.length + batch.existWatches.length + batch.childWatches.length + batch.persistentWatches.length + batch.persistentRecursiveWatches.length;
+      log('session %s: setting %d watches again (zxid 0x%s)', this.idHex, count, this.lastZxid.toString(16));
+      this.send({
+        xid: 0,
+        frame: batch.persistent
+          ? frame(OpCode.setWatches2, 0, (w) => SetWatches2Record.write(w, record))
+          : frame(OpCode.setWatches, 0, (w) => SetWatchesRecord.write(w, record)),
         reply: (err) => {
           if (err !== 0) log('session %s: setting watches again failed (rc %d)', this.idHex, err);
         },
         fail: () => undefined,
-      };
-      // In the queue of replies like any request (the Java client matches it in order too).
-      this.pending.push(request);
-      this.write(bytes);
+      });
     }
   }
 

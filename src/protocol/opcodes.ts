@@ -43,13 +43,13 @@ export const OpCode = Object.freeze({
 
 /**
  * Reserved xids: replies with these are not answers to numbered requests. Requests are numbered
- * from 1 and wrap from 2^31-1 back to 1, as the Java client numbers them.
+ * from 1 and wrap from 2^31-1 back to 1, as the Java client numbers them. (The Java client's
+ * SET_WATCHES_XID, -8, never reaches the wire: its SetWatches are numbered like any request.)
  */
 export const Xid = Object.freeze({
   notification: -1,
   ping: -2,
   auth: -4,
-  setWatches: -8,
 });
 
 /** The largest xid before numbering starts again at 1. */

@@ -72,6 +72,8 @@ export class ScriptedConnection {
   private auto = false;
   /** The zxid of the last reply sent; each reply sent without one gets the next. */
   zxid = 100n;
+  /** Paths `autoReply` answers reads of with NONODE. */
+  readonly missing = new Set<string>();
   /** Every frame the client sent on this connection, in order (the handshake first). */
   readonly received: ClientFrame[] = [];
   readonly closed: Promise<void>;
@@ -151,6 +153,11 @@ export class ScriptedConnection {
       return;
     }
     const path = () => (frame.body.length > 12 ? PathRecord.read(frame.reader()).path : '/');
+    const reads: readonly number[] = [OpCode.exists, OpCode.getData, OpCode.getChildren2];
+    if (reads.includes(frame.type) && this.missing.has(path())) {
+      this.reply(frame.xid, -101);
+      return;
+    }
     let body: Buffer;
     switch (frame.type) {
       case OpCode.create:
