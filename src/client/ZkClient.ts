@@ -565,7 +565,10 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
         } catch (err) {
           // A container parent can be reaped between our mkdirs and our create: try again.
           if (!isZkError(err, 'NONODE') || options.createParents === undefined || parentsTries >= 3) throw err;
-          await mkdirs(t, parent, parentMode);
+          // An emptied container ancestor can be reaped in the middle of mkdirs too: go round again.
+          await mkdirs(t, parent, parentMode).catch((mkdirsErr: unknown) => {
+            if (!isZkError(mkdirsErr, 'NONODE')) throw mkdirsErr;
+          });
         }
       }
     });
