@@ -26,8 +26,6 @@ const { ZkClient, InterProcessMutex, UnsupportedError } = require('zk-recipes');
 const { TestingServer } = require('zk-recipes/testing');
 
 (async () => {
-  // The optional binding was not built (install scripts were blocked): choosing it says how to fix that.
-  assert.throws(() => new ZkClient({ connectString: '127.0.0.1:2181', transport: 'native' }), (err) => err instanceof UnsupportedError && /npm rebuild zookeeper/.test(err.message));
   const server = await TestingServer.start({ forceSync: false });
   const client = new ZkClient({ connectString: server.connectString });
   try {
@@ -42,6 +40,14 @@ const { TestingServer } = require('zk-recipes/testing');
     await client.close();
     await server.close();
   }
+  // Nothing loaded the binding.
+  assert.deepStrictEqual(Object.keys(require.cache).filter((file) => /node_modules[\\/]zookeeper[\\/]/.test(file)), []);
+  // It was not built (install scripts were blocked): choosing it says how to fix that.
+  assert.throws(
+    () => new ZkClient({ connectString: '127.0.0.1:2181', transport: 'native' }),
+    (err) => err instanceof UnsupportedError && /npm rebuild zookeeper/.test(err.message),
+  );
+  console.log('check-install: the native transport, unbuilt, is refused with how to build it');
 })().catch((err) => {
   console.error(err);
   process.exit(1);
