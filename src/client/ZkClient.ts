@@ -238,7 +238,8 @@ export class ZkClient implements HasSessionCredentials, AsyncDisposable {
   // ---------------------------------------------------------------- connection handling
 
   private newTransport(): Transport {
-    const t = this.options.transportFactory({ connectString: this.options.connectString, sessionTimeoutMs: this.options.sessionTimeoutMs });
+    const { connectString, sessionTimeoutMs, tls, maxFrameBytes } = this.options;
+    const t = this.options.transportFactory({ connectString, sessionTimeoutMs, tls, maxFrameBytes });
     t.on('connected', () => {
       if (t === this.transport) this.onConnected(t);
     });

@@ -5,7 +5,7 @@ import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
 import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
-import { describeValue, validateBoolean, validateFunction, validateString, validateTimeout } from '../validate';
+import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
 /** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
@@ -51,6 +51,16 @@ export interface ZkClientOptions {
    * `zookeeper` package, which must be built (`npm rebuild zookeeper`).
    */
   transport?: TransportName;
+  /**
+   * TLS for the connection (node:tls connect options: `ca`, `cert`, `key`, `servername`, …), to a
+   * server's secureClientPort. The protocol transport only.
+   */
+  tls?: import('node:tls').ConnectionOptions;
+  /**
+   * The largest frame accepted from the server, in bytes: the client's jute.maxbuffer (default
+   * 0xfffff, as the Java client). A larger reply drops the connection. The protocol transport only.
+   */
+  maxFrameBytes?: number;
   /** Builds the transport, instead of `transport`. Tests may pass a fake. */
   transportFactory?: TransportFactory;
 }
@@ -78,9 +88,11 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   transport: 'protocol' as TransportName,
 });
 
-export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider'>>> & {
+export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'tls' | 'maxFrameBytes'>>> & {
   readonly namespace: string | undefined;
   readonly aclProvider: AclProvider | undefined;
+  readonly tls: import('node:tls').ConnectionOptions | undefined;
+  readonly maxFrameBytes: number | undefined;
 };
 
 /** Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. */
@@ -125,6 +137,13 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     throw new InvalidArgumentError(`transport must be one of ${TRANSPORT_NAMES.map((n) => `'${n}'`).join(', ')}, got ${describeValue(transport)}`);
   }
   if (options.transportFactory !== undefined) validateFunction(options.transportFactory, 'transportFactory');
+  if (options.tls !== undefined && (options.tls === null || typeof options.tls !== 'object')) {
+    throw new InvalidArgumentError(`tls must be an object of node:tls connect options, got ${describeValue(options.tls)}`);
+  }
+  const maxFrameBytes = options.maxFrameBytes === undefined ? undefined : validatePositiveInt(options.maxFrameBytes, 'maxFrameBytes', { min: 1024, max: 0x7fffffff });
+  if (transport === 'native' && options.transportFactory === undefined && (options.tls !== undefined || maxFrameBytes !== undefined)) {
+    throw new UnsupportedError("tls and maxFrameBytes need transport 'protocol': the native binding has neither");
+  }
   return Object.freeze({
     connectString,
     sessionTimeoutMs,
@@ -137,6 +156,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     canBeReadOnly,
     defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
     transport,
+    tls: options.tls,
+    maxFrameBytes,
     // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
     transportFactory: options.transportFactory ?? transportFactory(transport),
   });
