@@ -214,7 +214,7 @@ export class ProtocolTransport implements Transport {
     };
     // Until the server grants a timeout, the asked one divided among the servers (the Java client's rule).
     this.connectTimeoutMs = options.sessionTimeoutMs / this.hosts.size;
-    log('new transport for %s (servers in order %s)', options.connectString, this.hosts.order.map(formatHost).join(','));
+    if (log.enabled) log('new transport for %s (servers in order %s)', options.connectString, this.hosts.order.map(formatHost).join(','));
     this.nextAttempt();
   }
 

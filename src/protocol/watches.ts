@@ -35,18 +35,20 @@ function* selfAndAncestors(path: string): Generator<string> {
   }
 }
 
+const NONE: ReadonlyMap<string, Set<Watcher>> = new Map();
+
 export class WatchRegistry {
-  private readonly tables: Readonly<Record<WatchTable, Map<string, Set<Watcher>>>> = {
-    data: new Map(),
-    exist: new Map(),
-    child: new Map(),
-    persistent: new Map(),
-    persistentRecursive: new Map(),
-  };
+  /** Made on first use: most sessions keep few kinds of watch, and a thousand sessions add up. */
+  private readonly maps: Partial<Record<WatchTable, Map<string, Set<Watcher>>>> = {};
+
+  /** A table, read-only when it has never been used. */
+  private table(table: WatchTable): ReadonlyMap<string, Set<Watcher>> {
+    return this.maps[table] ?? NONE;
+  }
 
   /** Keeps `watcher` for `path` in `table`. The same watcher twice on one path and table is kept once. */
   add(table: WatchTable, path: string, watcher: Watcher): void {
-    const map = this.tables[table];
+    const map = (this.maps[table] ??= new Map());
     let set = map.get(path);
     if (set === undefined) map.set(path, (set = new Set()));
     set.add(watcher);
@@ -64,9 +66,9 @@ export class WatchRegistry {
   materialize(type: number, path: string): Set<Watcher> {
     const result = new Set<Watcher>();
     const take = (table: WatchTable) => {
-      const set = this.tables[table].get(path);
+      const set = this.maps[table]?.get(path);
       if (set === undefined) return;
-      this.tables[table].delete(path);
+      this.maps[table]?.delete(path);
       for (const w of set) result.add(w);
     };
     switch (type) {
@@ -86,10 +88,11 @@ export class WatchRegistry {
       default:
         return result;
     }
-    for (const w of this.tables.persistent.get(path) ?? []) result.add(w);
-    if (type !== EventType.nodeChildrenChanged && this.tables.persistentRecursive.size > 0) {
+    for (const w of this.table('persistent').get(path) ?? []) result.add(w);
+    const recursive = this.table('persistentRecursive');
+    if (type !== EventType.nodeChildrenChanged && recursive.size > 0) {
       for (const p of selfAndAncestors(path)) {
-        for (const w of this.tables.persistentRecursive.get(p) ?? []) result.add(w);
+        for (const w of recursive.get(p) ?? []) result.add(w);
       }
     }
     return result;
@@ -98,7 +101,7 @@ export class WatchRegistry {
   /** Whether `path` has a watcher of `kind` (`watcher` itself, when given). */
   contains(path: string, kind: WatcherKind, watcher?: Watcher): boolean {
     return TABLES_OF_KIND[kind].some((table) => {
-      const set = this.tables[table].get(path);
+      const set = this.table(table).get(path);
       return set !== undefined && (watcher === undefined ? set.size > 0 : set.has(watcher));
     });
   }
@@ -107,9 +110,9 @@ export class WatchRegistry {
   remove(path: string, kind: WatcherKind, watcher?: Watcher): Watcher[] {
     const removed = new Set<Watcher>();
     for (const table of TABLES_OF_KIND[kind]) {
-      const map = this.tables[table];
-      const set = map.get(path);
-      if (set === undefined) continue;
+      const map = this.maps[table];
+      const set = map?.get(path);
+      if (map === undefined || set === undefined) continue;
       if (watcher === undefined) {
         for (const w of set) removed.add(w);
         map.delete(path);
@@ -123,21 +126,21 @@ export class WatchRegistry {
 
   /** The paths with watchers in `table`, for SetWatches. */
   paths(table: WatchTable): string[] {
-    return [...this.tables[table].keys()];
+    return [...this.table(table).keys()];
   }
 
   get isEmpty(): boolean {
-    return TABLES.every((t) => this.tables[t].size === 0);
+    return TABLES.every((t) => this.table(t).size === 0);
   }
 
   /** Whether any persistent watch is kept (then SetWatches2 is needed to restore them). */
   get hasPersistent(): boolean {
-    return this.tables.persistent.size > 0 || this.tables.persistentRecursive.size > 0;
+    return this.table('persistent').size > 0 || this.table('persistentRecursive').size > 0;
   }
 
   /** Forgets every watcher (the session has ended). */
   clear(): void {
-    for (const t of TABLES) this.tables[t].clear();
+    for (const t of TABLES) delete this.maps[t];
   }
 }
 
