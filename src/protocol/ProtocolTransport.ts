@@ -884,6 +884,11 @@ export class ProtocolTransport implements Transport {
     return results as ReadResult[];
   }
 
+  /**
+   * A persistent watch on `path` (and its subtree, recursive). Servers before 3.9 keep one watch
+   * mode per path for a connection: adding the other mode on the same path replaces the first on
+   * the server (ZOOKEEPER-4466), while both watchers stay here.
+   */
   async addWatch(path: string, mode: AddWatchMode, watcher: Watcher): Promise<void> {
     const serverPath = this.server(path);
     await this.run(
