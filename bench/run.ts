@@ -299,7 +299,8 @@ async function main(): Promise<void> {
     if (args.connect) {
       const cleaner = new ZkClient({ connectString, sessionTimeoutMs: SESSION_TIMEOUT_MS });
       cleaner.start();
-      if (await cleaner.blockUntilConnected({ timeoutMs: 10_000 })) await cleaner.delete(root, { recursive: true, quietly: true }).catch(() => undefined);
+      const connected = await cleaner.blockUntilConnected({ timeoutMs: 10_000 }).then(() => true, () => false);
+      if (connected) await cleaner.delete(root, { recursive: true, quietly: true }).catch(() => undefined);
       await cleaner.close();
     }
   } finally {

@@ -1,10 +1,10 @@
 import { ZkError } from '../src';
 import { transportFactory } from '../src/transport/chooseTransport';
-import type { Transport, TransportFactory } from '../src/transport/Transport';
+import type { OptionalOperation, Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
 import { TEST_TRANSPORT } from './helpers';
 
-const OPTIONAL_METHODS = [
+const OPTIONAL_METHODS: readonly OptionalOperation[] = [
   'create2',
   'multi',
   'multiRead',
@@ -14,7 +14,14 @@ const OPTIONAL_METHODS = [
   'getEphemerals',
   'getAllChildrenNumber',
   'whoAmI',
-] as const satisfies ReadonlyArray<keyof Transport>;
+];
+
+/** Which paths a hold or a failure applies to, when it is not one exact path. */
+export type PathMatch = (path: string) => boolean;
+
+function matches(want: string | PathMatch, path: string): boolean {
+  return typeof want === 'string' ? want === path : want(path);
+}
 
 /** A held reply: `reached` resolves when the server has answered; the client sees the answer after `release()`. */
 export interface HeldReply {
@@ -32,10 +39,10 @@ export class InstrumentedTransports {
   readonly calls: string[] = [];
   /** Every reply received (before any hold), "method path" or "method path failed", in order. */
   readonly replies: string[] = [];
-  private holds: Array<{ method: string; path: string; reached: () => void; released: Promise<void> }> = [];
+  private holds: Array<{ method: string; path: string | PathMatch; reached: () => void; released: Promise<void> }> = [];
 
   /** Holds the next successful reply of a `method` call on `path`. */
-  holdNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string): HeldReply {
+  holdNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string | PathMatch): HeldReply {
     const reached = deferred<void>();
     const released = deferred<void>();
     this.holds.push({ method, path, reached: () => reached.resolve(), released: released.promise });
@@ -56,20 +63,20 @@ export class InstrumentedTransports {
    * Makes the next `method` call on `path` fail with CONNECTIONLOSS without reaching the server,
    * as if the connection had dropped while it was in flight. `failed` resolves when it has.
    */
-  failNext(method: 'exists' | 'getData' | 'getChildren', path: string): { failed: Promise<void> } {
+  failNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string | PathMatch): { failed: Promise<void> } {
     const failed = deferred<void>();
     this.failures.push({ method, path, failed: () => failed.resolve() });
     return { failed: failed.promise };
   }
 
-  private failures: Array<{ method: string; path: string; failed: () => void }> = [];
+  private failures: Array<{ method: string; path: string | PathMatch; failed: () => void }> = [];
 
   readonly factory: TransportFactory = (options) => {
     const t = transportFactory(TEST_TRANSPORT)(options);
     const traced = <A extends unknown[], R>(method: string, call: (path: string, ...args: A) => Promise<R>) =>
       (path: string, ...args: A): Promise<R> => {
         this.calls.push(`${method} ${path}`);
-        const failure = this.failures.findIndex((f) => f.method === method && f.path === path);
+        const failure = this.failures.findIndex((f) => f.method === method && matches(f.path, path));
         if (failure >= 0) {
           const [{ failed }] = this.failures.splice(failure, 1);
           this.replies.push(`${method} ${path} failed`);
@@ -81,7 +88,7 @@ export class InstrumentedTransports {
           () => this.replies.push(`${method} ${path}`),
           () => this.replies.push(`${method} ${path} failed`),
         );
-        const hold = this.holds.find((h) => h.method === method && h.path === path);
+        const hold = this.holds.find((h) => h.method === method && matches(h.path, path));
         if (hold === undefined) return reply;
         // Only a successful reply is held; a failed one passes and the hold waits for the next.
         return reply.then(async (value) => {

@@ -4,7 +4,10 @@ export * from './retry';
 export * from './paths';
 export { MAX_DATA_BYTES } from './validate';
 export { ConnectionState, isConnectedState, isErrorState, type ConnectionStateErrorPolicy } from './client/ConnectionState';
-export { ZkClient } from './client/ZkClient';
+export { ZkClient, type ZkClientEvents } from './client/ZkClient';
+export { Session } from './client/Session';
+export type { SessionCredentials, HasSessionCredentials } from './client/SessionCredentials';
+export * from './watch';
 export type {
   CreateOptions,
   DeleteOptions,
@@ -17,4 +20,4 @@ export type {
 } from './client/ZkClient';
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';
-export { Perms, type ACL, type CreateMode, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
+export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';

@@ -28,7 +28,7 @@ export class NaiveLock {
       client.start();
     }
     for (const client of this.clients) {
-      if (!(await client.blockUntilConnected({ timeoutMs: 30_000 }))) throw new Error(`could not connect to ${this.connectString}`);
+      await client.blockUntilConnected({ timeoutMs: 30_000 });
     }
     await this.clients[0].ensurePath('/naive');
   }

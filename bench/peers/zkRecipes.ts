@@ -89,7 +89,7 @@ export class ZkRecipesPeer implements LockPeer {
       client.start();
     }
     for (const client of this.clients) {
-      if (!(await client.blockUntilConnected({ timeoutMs: 30_000 }))) throw new Error(`zk-recipes could not connect to ${this.connectString}`);
+      await client.blockUntilConnected({ timeoutMs: 30_000 });
     }
   }
 

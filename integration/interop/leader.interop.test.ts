@@ -56,7 +56,7 @@ describe("LeaderLatch and LeaderSelector with Curator's on the same path", () =>
 
     // Curator leaves: ours leads, and Curator's next latch sees it as the leader.
     await peer.request('latch.close', { name: 'j1' });
-    expect(await ours.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await ours.await({ timeoutMs: timing(10_000) });
     await peer.request('latch.new', { name: 'j2', path, participantId: 'java-2' });
     await peer.request('latch.start', { name: 'j2' });
     await eventually('Curator to join', async () => (await childrenOf(client, path)).length === 2);
@@ -87,7 +87,7 @@ describe("LeaderLatch and LeaderSelector with Curator's on the same path", () =>
       const mark = c.mark();
       await c.expireSession();
       await c.waitForEvent({ event: 'notLeader', name: 'l' }, { since: mark });
-      expect(await ours.await({ timeoutMs: timing(20_000) })).toBe(true);
+      await ours.await({ timeoutMs: timing(20_000) });
       await eventually('Curator to join again', async () => (await childrenOf(client, path)).length === 2);
       expect(await oneLeader('latch', 'l', ours, c)).toBe('node');
       expect(await ours.getParticipants()).toEqual([

@@ -129,7 +129,7 @@ describe('InterProcessReadWriteLock and Curator InterProcessReadWriteLock on the
       return reply;
     });
     await queued(client, 2);
-    const read = await ours.readLock().acquire({ timeoutMs: 0 });
+    const read = await ours.readLock().acquire({ reenter: write, timeoutMs: timing(10_000) });
     expect(read.node.endsWith(`__READ__${write.node.slice(-10)}`)).toBe(true);
     await write.release();
 

@@ -57,4 +57,21 @@ describe('FaultProxy and expireSession against a real server', () => {
     expect(await deleted).toBe('deleted');
     expect(await observer.exists(node)).toBeNull();
   });
+
+  it('expireSession() reaches the servers by the address given, for a client behind a cut proxy', async () => {
+    const root = randomRoot();
+    const owner = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000 });
+    const observer = await clients.connect({ connectString: server.connectString });
+    await owner.create(root);
+    const node = await owner.create(`${root}/e`, { mode: 'EPHEMERAL' });
+    const deleted = (await watchNode(observer, node)).next;
+    const states = new StateRecorder(owner);
+    const mark = states.mark();
+    proxy.cut();
+    await states.waitFor('SUSPENDED', mark);
+    await expireSession(owner, { connectString: server.connectString, timeoutMs: timing(10_000) });
+    expect(await deleted).toBe('deleted');
+    proxy.heal();
+    await states.waitFor('LOST', mark);
+  });
 });

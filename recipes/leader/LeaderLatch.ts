@@ -1,20 +1,27 @@
+import { EventEmitter, setMaxListeners } from 'node:events';
 import debug from 'debug';
 import type { ConnectionState } from '../../src/client/ConnectionState';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
-import { joinPath, nodeName, validatePath } from '../../src/paths';
-import type { Stat, WatchEvent } from '../../src/transport/Transport';
+import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
+import { joinPath, nodeName } from '../../src/paths';
+import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
-import { validateFunction, validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
+import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
+import { subscribe } from '../../src/util/events';
+import { StepLoop } from '../../src/util/StepLoop';
+import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
+import { NodeWatch, type NodeData } from '../../src/watch';
 import { sortLockNodes } from '../locks/sequence';
-import { LeaderLatchClosedError } from './errors';
-import { LEADER_LATCH_NAME, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
+import { LeaderLatchClosedError, LeaderTimeoutError } from './errors';
+import { LEADER_LATCH_NAME, RETRY_FIRST_MS, RETRY_MAX_MS, readLeader, readParticipants, validateParticipantId, type Lifecycle, type Participant } from './participants';
 
 const log = debug('zk-recipes:leader:latch');
 
 /**
  * What `close()` tells the listeners of a leading latch: 'silent' (Curator's SILENT, the default)
- * says nothing; 'notifyLeader' (NOTIFY_LEADER) calls the `notLeader` listeners.
+ * says nothing; 'notifyLeader' (NOTIFY_LEADER) emits `notLeader`.
  */
 export type LeaderLatchCloseMode = 'silent' | 'notifyLeader';
 
@@ -22,7 +29,7 @@ export type LeaderLatchCloseMode = 'silent' | 'notifyLeader';
 export interface LeaderLatchOptions {
   /** This participant's id, written as UTF-8 into its node: what `getLeader()` and `getParticipants()` report. */
   id?: string;
-  /** Whether `close()` calls the `notLeader` listeners of a leading latch. */
+  /** Whether `close()` emits `notLeader` from a leading latch. */
   closeMode?: LeaderLatchCloseMode;
 }
 
@@ -34,16 +41,21 @@ export const LEADER_LATCH_DEFAULTS = Object.freeze({
 
 /** Options of `LeaderLatch.await`. */
 export interface LeaderLatchAwaitOptions {
-  /** Resolve false after this long; undefined waits as long as it takes. */
+  /** Reject with LeaderTimeoutError after this long; undefined waits as long as it takes. */
   timeoutMs?: number;
   /** Abort the wait: `await` rejects with `signal.reason`. */
   signal?: AbortSignal;
 }
 
-/** The events of a LeaderLatch: `isLeader` when it gains leadership, `notLeader` when it loses it. */
-export type LeaderLatchEvent = 'isLeader' | 'notLeader';
-export type LeaderLatchListener = () => void;
-
+/** The events of a LeaderLatch. */
+export interface LeaderLatchEvents {
+  /** It gained leadership. */
+  isLeader: [];
+  /** It lost leadership. */
+  notLeader: [];
+  /** A step of the election failed (it is tried again after a back-off): a refused create, a missing permission. Emitted only when someone listens. */
+  error: [err: unknown];
+}
 
 /**
  * Leader election where every participant stays in the race until it closes, wire-compatible with
@@ -63,15 +75,18 @@ export type LeaderLatchListener = () => void;
  *   they start watching (CURATOR-653). A leader hears that its node was deleted only through its
  *   watch, so the next participant can lead a moment before the old leader stops: deleting a
  *   leader's node from outside is not a clean hand-over (as with Curator).
- * - **SUSPENDED.** Leadership is lost (`notLeader`) when the client's error policy is 'standard'
- *   (the default): it is given up before the server could expire the session and let another
+ * - **SUSPENDED.** Leadership is lost (`notLeader`) under the client's 'standard' error policy (the
+ *   default): it is given up before the server could expire the session and let another
  *   participant lead. Under the 'session' policy the leader keeps leading while suspended.
  * - **LOST.** Leadership is always lost. Once the client has a new session, the latch joins again
- *   with a new node (its old node went with the old session, or is deleted).
+ *   with a new node. The client declares LOST before the server can expire the session.
+ * - **The client closing** closes the latch: leadership ends (`notLeader` when it led) and pending
+ *   `await`s reject with a LeaderLatchClosedError whose cause is the client's ClientClosedError.
  * - **RECONNECTED** with the same session: the latch checks its place again (and takes leadership
  *   back if it was given up on SUSPENDED and it still sorts first).
  * - Starting before the client is connected is fine: the latch joins once it is.
- * - Listeners run synchronously; one that throws is logged and does not disturb the latch.
+ * - It is an EventEmitter: `isLeader`, `notLeader`, and `error` for failed steps (tried again after
+ *   a back-off); a listener that throws is logged and does not disturb the latch.
  *
  * @example
  * ```ts
@@ -79,10 +94,11 @@ export type LeaderLatchListener = () => void;
  * latch.on('isLeader', () => scheduler.resume());
  * latch.on('notLeader', () => scheduler.pause());
  * latch.start();
- * if (await latch.await({ timeoutMs: 10_000 })) console.log('leading');
+ * await latch.await({ timeoutMs: 10_000 }); // LeaderTimeoutError if not leading by then
  * ```
  */
-export class LeaderLatch implements AsyncDisposable {
+export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements AsyncDisposable {
+  readonly client: ZkClient;
   readonly path: string;
   readonly id: string;
   readonly closeMode: LeaderLatchCloseMode;
@@ -90,41 +106,43 @@ export class LeaderLatch implements AsyncDisposable {
   private leader = false;
   /** Our node (full path within the namespace) and the session that created it. */
   private node: string | undefined;
-  private nodeSession = 0n;
-  private readonly listeners: Record<LeaderLatchEvent, Set<LeaderLatchListener>> = { isLeader: new Set(), notLeader: new Set() };
-  private readonly leaderWaiters = new Set<(leader: boolean) => void>();
-  private readonly closing = new AbortController();
-  private stopStates: (() => void) | undefined;
-  /** Nodes with a watch of ours outstanding in the current session: one is enough. */
-  private readonly watching = new Set<string>();
-  private dirty = false;
+  private nodeSession: Session | undefined;
+  /** The watch on our own node: it proves the node ours (CURATOR-696) and hears its deletion. */
+  private ownWatch: NodeWatch | undefined;
+  /** The watch on the node just ahead of ours. */
+  private aheadWatch: NodeWatch | undefined;
   /**
-   * The one node ahead of ours at our last look, when there was exactly one; set to true once it
+   * The one node ahead of ours at our last look, when there was exactly one; `onlyAheadGone` once it
    * is deleted: then no node can sort ahead of ours (later nodes sort after it), and the listing
    * can be skipped.
    */
   private onlyAhead: string | undefined;
   private onlyAheadGone = false;
-  private draining = false;
-  private idle: Promise<void> = Promise.resolve();
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = RETRY_FIRST_MS;
+  private readonly loop: StepLoop;
+  private readonly leaderWaiters = new Set<() => void>();
+  private readonly closing = new AbortController();
+  private stopListening: (() => void) | undefined;
   private closed: Promise<void> | undefined;
 
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-    options: LeaderLatchOptions = {},
-  ) {
-    this.path = validatePath(path);
-    if (this.path === '/') throw new InvalidArgumentError('a latch path cannot be the root', { path });
+  constructor(client: ZkClient, path: string, options: LeaderLatchOptions = {}) {
+    super();
+    this.client = validateClient(client, 'LeaderLatch');
+    this.path = validateRecipePath(this.client, path, 'latch');
     const o = validateOptions(options, 'options');
     this.id = o.id === undefined ? LEADER_LATCH_DEFAULTS.id : validateString(o.id, 'id', { allowEmpty: true });
+    validateParticipantId(this.client, this.path, LEADER_LATCH_NAME, this.id);
     const closeMode = o.closeMode ?? LEADER_LATCH_DEFAULTS.closeMode;
     if (closeMode !== 'silent' && closeMode !== 'notifyLeader') {
       throw new InvalidArgumentError(`closeMode must be 'silent' or 'notifyLeader', got ${String(closeMode)}`);
     }
     this.closeMode = closeMode;
+    // Every request of the latch carries it.
+    setMaxListeners(Infinity, this.closing.signal);
+    this.loop = new StepLoop(() => this.step(), {
+      firstRetryMs: RETRY_FIRST_MS,
+      maxRetryMs: RETRY_MAX_MS,
+      onError: (err, retryInMs) => this.report(err, retryInMs),
+    });
   }
 
   /**
@@ -132,11 +150,11 @@ export class LeaderLatch implements AsyncDisposable {
    * necessarily connected. A latch starts once.
    */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
-    if (!this.client.isStarted) throw new ZkError('ILLEGAL_STATE', 'the client is not started: call client.start() first', { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopStates = this.client.on('stateChanged', (state) => this.onState(state));
-    this.kick();
+    this.stopListening = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    this.loop.kick();
   }
 
   /** Whether this latch leads now: started, not closed, and not given up on a connection problem. */
@@ -150,40 +168,27 @@ export class LeaderLatch implements AsyncDisposable {
   }
 
   /**
-   * Waits until this latch leads. Resolves true once it does (at once if it does), false when
-   * `timeoutMs` passes first, when the latch is not started, or when it closes. Rejects with
-   * `signal.reason` on abort.
+   * Waits until this latch leads: resolves at once if it does. Rejects with LeaderTimeoutError when
+   * `timeoutMs` passes first, with LeaderLatchClosedError when the latch is not started or closes,
+   * and with `signal.reason` on abort.
    */
-  await(options: LeaderLatchAwaitOptions = {}): Promise<boolean> {
+  async await(options: LeaderLatchAwaitOptions = {}): Promise<void> {
     const o = validateOptions(options, 'options');
-    const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs') ?? Infinity;
+    const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
     const signal = validateSignal(o.signal);
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.lifecycle !== 'STARTED') return Promise.resolve(false);
-    if (this.leader) return Promise.resolve(true);
-    return new Promise<boolean>((resolve, reject) => {
-      const finish = (settle: () => void) => {
-        this.leaderWaiters.delete(waiter);
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        settle();
-      };
-      const waiter = (leader: boolean) => finish(() => resolve(leader));
-      const onAbort = () => finish(() => reject(abortReason(signal as AbortSignal)));
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => finish(() => resolve(false)), timeoutMs) : undefined;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.leaderWaiters.add(waiter);
-    });
-  }
-
-  /** Calls `listener` on every `isLeader` or `notLeader`. Returns a function that removes it. */
-  on(event: LeaderLatchEvent, listener: LeaderLatchListener): () => void {
-    this.listenersOf(event).add(validateFunction(listener, 'listener'));
-    return () => this.off(event, listener);
-  }
-
-  off(event: LeaderLatchEvent, listener: LeaderLatchListener): void {
-    this.listenersOf(event).delete(listener);
+    if (signal?.aborted) throw abortReason(signal);
+    if (this.lifecycle !== 'STARTED') throw this.closedError();
+    if (this.leader) return;
+    let wake!: () => void;
+    const led = new Promise<void>((resolve) => (wake = resolve));
+    this.leaderWaiters.add(wake);
+    try {
+      const outcome = await waitFor(led, { deadline: Deadline.after(timeoutMs), signal });
+      if (outcome === TIMED_OUT) throw new LeaderTimeoutError(`the latch at ${this.path} did not lead within ${timeoutMs} ms`, { path: this.path });
+      if (!this.hasLeadership) throw this.closedError();
+    } finally {
+      this.leaderWaiters.delete(wake);
+    }
   }
 
   /**
@@ -200,14 +205,14 @@ export class LeaderLatch implements AsyncDisposable {
   }
 
   /**
-   * Leaves the election: leadership ends (the `notLeader` listeners hear of it under
-   * 'notifyLeader'), pending `await`s resolve false, and our node is deleted. While connected,
-   * close() resolves once the node is gone; while disconnected, the delete goes on in the
-   * background (guaranteed: retried while the session lives). A node whose create was still in
-   * flight is deleted by the client when the create lands. Idempotent.
+   * Leaves the election: leadership ends (`notLeader` under 'notifyLeader'), pending `await`s
+   * reject with LeaderLatchClosedError, and our node is deleted. While connected, close() resolves
+   * once the node is gone; while disconnected, the delete goes on in the background (guaranteed:
+   * retried while the session lives). A node whose create was still in flight is deleted by the
+   * client when the create lands. Idempotent.
    */
   close(): Promise<void> {
-    this.closed ??= this.shutdown();
+    this.closed ??= this.shutdown(undefined);
     return this.closed;
   }
 
@@ -217,94 +222,50 @@ export class LeaderLatch implements AsyncDisposable {
 
   // ---------------------------------------------------------------- lifecycle
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(cause: unknown): Promise<void> {
     const wasLeader = this.hasLeadership;
     const started = this.lifecycle === 'STARTED';
     this.lifecycle = 'CLOSED';
     if (!started) return;
-    this.stopStates?.();
-    clearTimeout(this.retryTimer);
-    this.closing.abort(new LeaderLatchClosedError({ path: this.path }));
+    this.stopListening?.();
+    this.loop.stop();
+    this.closing.abort(new LeaderLatchClosedError({ path: this.path, cause }));
     // Stop leading before the node goes: nobody else can lead until it has.
     this.leader = false;
-    log('%s: closing (node %s, session 0x%s, %s)', this.path, this.node ?? '-', this.client.sessionId.toString(16), wasLeader ? 'was leader' : 'not leader');
-    if (wasLeader && this.closeMode === 'notifyLeader') this.emit('notLeader');
-    for (const wake of [...this.leaderWaiters]) wake(false);
-    await this.idle;
+    log('%s: closing (node %s, session %s, %s)', this.path, this.node ?? '-', this.nodeSession ?? '-', wasLeader ? 'was leader' : 'not leader');
+    if (wasLeader && (this.closeMode === 'notifyLeader' || cause !== undefined)) this.emitSafely('notLeader');
+    for (const wake of [...this.leaderWaiters]) wake();
+    await this.loop.idle;
+    await this.closeWatches();
     const node = this.node;
     this.node = undefined;
-    if (node === undefined) return;
+    if (node === undefined || cause !== undefined) return;
     // Connected, the delete is one round trip: wait for it. Disconnected, it is left to the
     // client's guaranteed delete, rather than holding close() for the whole retry budget.
     if (this.client.isConnected) await this.deleteNode(node);
     else void this.deleteNode(node);
   }
 
+  private closedError(): LeaderLatchClosedError {
+    const reason = this.closing.signal.reason as LeaderLatchClosedError | undefined;
+    return reason ?? new LeaderLatchClosedError({ path: this.path, state: this.lifecycle === 'LATENT' ? 'not started' : 'closed' });
+  }
+
   private onState(state: ConnectionState): void {
     if (this.lifecycle !== 'STARTED') return;
-    switch (state) {
-      case 'SUSPENDED':
-        if (this.client.isErrorState(state)) this.setLeadership(false);
-        break;
-      case 'LOST':
-        this.setLeadership(false);
-        this.kick();
-        break;
-      case 'CONNECTED':
-      case 'RECONNECTED':
-        this.kick();
-        break;
-      default:
-        break;
-    }
+    if (state === 'LOST' || (state === 'SUSPENDED' && this.client.isErrorState(state))) this.setLeadership(false);
+    if (state !== 'SUSPENDED') this.loop.kick();
+  }
+
+  /** Our session ended: LOST (the next session joins again), or the client closed (so does the latch). */
+  private onSessionEnd(session: Session): void {
+    if (session !== this.nodeSession || this.lifecycle !== 'STARTED') return;
+    this.setLeadership(false);
+    if (session.closedByClient) void (this.closed ??= this.shutdown(session.endReason));
+    else this.loop.kick();
   }
 
   // ---------------------------------------------------------------- the election
-
-  /**
-   * Asks for the latch's place to be checked again. Steps run one at a time; kicks during a step
-   * make one more step afterwards, so no change is missed and none is handled twice at once.
-   */
-  private kick(): void {
-    if (this.lifecycle !== 'STARTED') return;
-    this.dirty = true;
-    if (this.retryTimer !== undefined) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = undefined;
-    }
-    if (this.draining) return;
-    this.draining = true;
-    this.idle = this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.dirty && this.lifecycle === 'STARTED') {
-        this.dirty = false;
-        try {
-          await this.step();
-          this.retryDelayMs = RETRY_FIRST_MS;
-        } catch (err) {
-          if (this.lifecycle !== 'STARTED') break;
-          this.retryLater(err);
-          break;
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
-  }
-
-  private retryLater(err: unknown): void {
-    const delayMs = this.retryDelayMs;
-    this.retryDelayMs = nextRetryDelay(delayMs);
-    log('%s: step failed (node %s, session 0x%s), again in %d ms: %s', this.path, this.node ?? '-', this.client.sessionId.toString(16), delayMs, String(err));
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.kick();
-    }, delayMs);
-    this.retryTimer.unref();
-  }
 
   /**
    * One look at the election: make sure we have a node in this session, that it is ours and
@@ -312,14 +273,12 @@ export class LeaderLatch implements AsyncDisposable {
    */
   private async step(): Promise<void> {
     // Nothing can be decided without a connection; the next CONNECTED or RECONNECTED kicks again.
-    if (!this.client.isConnected) return;
+    if (!this.client.isConnected || this.lifecycle !== 'STARTED') return;
     let children: readonly string[] | undefined;
-    if (this.node === undefined || this.nodeSession !== this.client.sessionId) children = await this.createNode();
+    if (this.node === undefined || this.nodeSession === undefined || this.nodeSession !== this.client.session) children = await this.createNode();
     const node = this.node;
     if (node === undefined || this.lifecycle !== 'STARTED') return;
-    // Once per node (and again only if its watch fires): it must belong to the session that
-    // created it (CURATOR-696), and we watch it, so that its deletion by anyone is heard.
-    if (!this.watching.has(node) && !(await this.verifyOwn(node))) return;
+    if (this.ownWatch === undefined && !(await this.watchOwn(node))) return;
     if (children === undefined) {
       if (this.onlyAheadGone) {
         // The only node ahead of ours went, and no node created after ours sorts before it: first,
@@ -344,20 +303,44 @@ export class LeaderLatch implements AsyncDisposable {
       signal: this.closing.signal,
     });
     this.node = created.path;
-    this.nodeSession = created.sessionId;
-    log('%s: joined with %s (session 0x%s)', this.path, created.path, this.nodeSession.toString(16));
+    this.nodeSession = created.session;
+    const session = created.session;
+    session.signal.addEventListener('abort', () => this.onSessionEnd(session), { once: true });
+    log('%s: joined with %s (session %s)', this.path, created.path, created.session);
     return created.children;
   }
 
-  /** Whether our node stands and belongs to its session; if not, it is dropped and we join again. */
-  private async verifyOwn(node: string): Promise<boolean> {
-    const stat = await this.readWatched(node);
-    if (stat !== null && stat.ephemeralOwner === this.nodeSession) return true;
-    log('%s: %s is gone or belongs to session 0x%s, not ours (0x%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession.toString(16));
+  /**
+   * Watches our own node, in its session. It must stand and belong to that session (CURATOR-696);
+   * if not, it is dropped and we join again.
+   */
+  private async watchOwn(node: string): Promise<boolean> {
+    const watch = new NodeWatch(this.client, node, (value) => this.onOwnNode(node, value), {
+      session: this.nodeSession,
+      creation: false,
+      signal: this.closing.signal,
+      onEnd: () => this.onOwnNode(node, null),
+    });
+    this.ownWatch = watch;
+    const stat = (await watch.start().catch((err: unknown) => {
+      this.ownWatch = undefined;
+      throw err;
+    }))?.stat;
+    if (stat !== undefined && stat.ephemeralOwner === this.nodeSession?.id) return true;
+    log('%s: %s is gone or belongs to session 0x%s, not ours (%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession);
     this.setLeadership(false);
     this.dropNode();
-    this.dirty = true;
+    this.loop.kick();
     return false;
+  }
+
+  private onOwnNode(node: string, value: NodeData | null): void {
+    if (value !== null || node !== this.node || this.lifecycle !== 'STARTED') return;
+    log('%s: our node %s is gone (session %s)', this.path, node, this.nodeSession);
+    this.setLeadership(false);
+    this.node = undefined;
+    void this.closeWatches();
+    this.loop.kick();
   }
 
   /** Decides from a listing made in our node's session. */
@@ -367,10 +350,11 @@ export class LeaderLatch implements AsyncDisposable {
     if (at < 0) {
       // Our node is gone: someone deleted it, or the whole latch path (CURATOR-724), or it went
       // with its session. Join again.
-      log('%s: our node %s is gone (session 0x%s); joining again', this.path, node, this.client.sessionId.toString(16));
+      log('%s: our node %s is gone (session %s); joining again', this.path, node, this.nodeSession);
       this.setLeadership(false);
       this.node = undefined;
-      this.dirty = true;
+      await this.closeWatches();
+      this.loop.kick();
       return;
     }
     this.onlyAhead = at === 1 ? joinPath(this.path, sorted[0]) : undefined;
@@ -381,9 +365,25 @@ export class LeaderLatch implements AsyncDisposable {
     }
     // Not first: not leader, before anything else (CURATOR-653).
     this.setLeadership(false);
-    const before = joinPath(this.path, sorted[at - 1]);
-    // Gone already: list again and keep our place (CURATOR-644/645), rather than join again.
-    if ((await this.readWatched(before)) === null) this.dirty = true;
+    await this.watchAhead(joinPath(this.path, sorted[at - 1]));
+  }
+
+  /** Watches the node just ahead of ours; when it goes (or is gone already), look again and keep our place (CURATOR-644/645). */
+  private async watchAhead(ahead: string): Promise<void> {
+    if (this.aheadWatch?.path === ahead && !this.aheadWatch.isClosed) return;
+    void this.aheadWatch?.close();
+    const gone = () => {
+      if (ahead === this.onlyAhead) this.onlyAheadGone = true;
+      this.loop.kick();
+    };
+    const watch = new NodeWatch(this.client, ahead, (value) => value === null && gone(), {
+      session: this.nodeSession,
+      creation: false,
+      signal: this.closing.signal,
+      onEnd: () => this.loop.kick(),
+    });
+    this.aheadWatch = watch;
+    if ((await watch.start()) === null) gone();
   }
 
   /**
@@ -393,43 +393,12 @@ export class LeaderLatch implements AsyncDisposable {
   private claim(node: string): void {
     this.onlyAhead = undefined;
     this.onlyAheadGone = false;
-    if (this.dirty || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
-    if (this.client.sessionId !== this.nodeSession || !this.watching.has(node)) {
-      this.dirty = true;
+    if (this.loop.pending || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
+    if (this.client.session !== this.nodeSession || this.ownWatch === undefined || this.ownWatch.isClosed || node !== this.node) {
+      this.loop.kick();
       return;
     }
     this.setLeadership(true);
-  }
-
-  /**
-   * Reads a node's stat and watches it (getData, not exists: exists on a missing node leaves a
-   * watch that never fires). Null when the node is gone. A node already watched is not watched twice.
-   */
-  private async readWatched(node: string): Promise<Stat | null> {
-    const fresh = !this.watching.has(node);
-    if (fresh) this.watching.add(node);
-    try {
-      const { stat } = await this.client.getData(node, {
-        watcher: fresh ? (event) => this.onWatch(node, event) : undefined,
-        signal: this.closing.signal,
-      });
-      return stat;
-    } catch (err) {
-      if (fresh) this.watching.delete(node);
-      if (isZkError(err, 'NONODE')) return null;
-      throw err;
-    }
-  }
-
-  private onWatch(node: string, event: WatchEvent): void {
-    this.watching.delete(node);
-    if (this.lifecycle !== 'STARTED') return;
-    if (node === this.onlyAhead && event.type === 'deleted') this.onlyAheadGone = true;
-    if (node === this.node && event.type === 'deleted') {
-      log('%s: our node %s was deleted (session 0x%s)', this.path, node, this.client.sessionId.toString(16));
-      this.setLeadership(false);
-    }
-    this.kick();
   }
 
   /**
@@ -437,24 +406,31 @@ export class LeaderLatch implements AsyncDisposable {
    * latch's own steps) has ended: our node went with it. `signal` is the latch's own for its
    * steps, none for queries.
    */
-  private async listChildren(signal: AbortSignal | undefined, session?: bigint): Promise<string[]> {
+  private async listChildren(signal: AbortSignal | undefined, session?: Session): Promise<string[]> {
     try {
       return await this.client.getChildren(this.path, { signal, session });
     } catch (err) {
-      if (isZkError(err, 'NONODE') || (session !== undefined && isZkError(err, 'SESSIONEXPIRED'))) return [];
+      if (isZkError(err, 'NONODE') || (session !== undefined && isSessionEndedError(err))) return [];
       throw err;
     }
   }
-
 
   private async participantNodes(): Promise<string[]> {
     const children = await this.listChildren(undefined);
     return sortLockNodes(children, [LEADER_LATCH_NAME]).map((c) => joinPath(this.path, c));
   }
 
+  private async closeWatches(): Promise<void> {
+    const watches = [this.ownWatch, this.aheadWatch];
+    this.ownWatch = undefined;
+    this.aheadWatch = undefined;
+    await Promise.all(watches.map((w) => w?.close()));
+  }
+
   private dropNode(): void {
     const old = this.node;
     this.node = undefined;
+    void this.closeWatches();
     if (old !== undefined) void this.deleteNode(old);
   }
 
@@ -467,28 +443,29 @@ export class LeaderLatch implements AsyncDisposable {
     }
   }
 
-  // ---------------------------------------------------------------- leadership and listeners
+  // ---------------------------------------------------------------- leadership and events
 
   private setLeadership(leader: boolean): void {
     if (this.leader === leader) return;
     this.leader = leader;
-    log('%s: %s (node %s, session 0x%s)', this.path, leader ? 'leader' : 'not leader', this.node ?? '-', this.client.sessionId.toString(16));
-    if (leader) for (const wake of [...this.leaderWaiters]) wake(true);
-    this.emit(leader ? 'isLeader' : 'notLeader');
+    log('%s: %s (node %s, session %s)', this.path, leader ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
+    if (leader) for (const wake of [...this.leaderWaiters]) wake();
+    this.emitSafely(leader ? 'isLeader' : 'notLeader');
   }
 
-  private emit(event: LeaderLatchEvent): void {
-    for (const listener of [...this.listeners[event]]) {
+  private report(err: unknown, retryInMs: number): void {
+    log('%s: step failed (node %s, session %s), again in %d ms: %s', this.path, this.node ?? '-', this.nodeSession ?? '-', retryInMs, String(err));
+    if (this.listenerCount('error') > 0) this.emitSafely('error', err);
+  }
+
+  /** Emits to each listener inside a try: one that throws is logged, and the others still hear. */
+  private emitSafely<E extends keyof LeaderLatchEvents>(event: E, ...args: LeaderLatchEvents[E]): void {
+    for (const listener of this.rawListeners(event)) {
       try {
-        listener();
+        (listener as (...a: unknown[]) => void).apply(this, args);
       } catch (err) {
         log('%s: a %s listener threw: %O', this.path, event, err);
       }
     }
-  }
-
-  private listenersOf(event: LeaderLatchEvent): Set<LeaderLatchListener> {
-    if (event !== 'isLeader' && event !== 'notLeader') throw new InvalidArgumentError(`unknown event ${String(event)}`);
-    return this.listeners[event];
   }
 }

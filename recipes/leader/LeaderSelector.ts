@@ -1,12 +1,13 @@
+import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError } from '../../src/errors';
-import { validatePath } from '../../src/paths';
-import { abortReason } from '../../src/util/async';
+import { ClientClosedError, IllegalStateError } from '../../src/errors';
+import { abortReason, sleep } from '../../src/util/async';
 import { validateBoolean, validateFunction, validateOptions, validateString } from '../../src/validate';
 import { InterProcessMutex } from '../locks/InterProcessMutex';
 import { LeadershipInterruptedError } from './errors';
-import { RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, type Lifecycle, type Participant } from './participants';
+import { LEADER_SELECTOR_NAME, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, validateParticipantId, type Lifecycle, type Participant } from './participants';
 
 const log = debug('zk-recipes:leader:selector');
 
@@ -62,7 +63,14 @@ export const LEADER_SELECTOR_DEFAULTS = Object.freeze({ id: '', autoRequeue: fal
  * await selector.close();
  * ```
  */
-export class LeaderSelector implements AsyncDisposable {
+/** The events of a LeaderSelector. */
+export interface LeaderSelectorEvents {
+  /** A turn in line failed (retries exhausted, a refused create): with autoRequeue the selector joins again after a back-off. Emitted only when someone listens. */
+  error: [err: unknown];
+}
+
+export class LeaderSelector extends EventEmitter<LeaderSelectorEvents> implements AsyncDisposable {
+  readonly client: ZkClient;
   readonly path: string;
   readonly id: string;
   readonly autoRequeue: boolean;
@@ -76,25 +84,23 @@ export class LeaderSelector implements AsyncDisposable {
   private work: Promise<void> = Promise.resolve();
   private closed: Promise<void> | undefined;
 
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-    options: LeaderSelectorOptions,
-  ) {
-    this.path = validatePath(path);
-    if (this.path === '/') throw new InvalidArgumentError('a leader path cannot be the root', { path });
+  constructor(client: ZkClient, path: string, options: LeaderSelectorOptions) {
+    super();
+    this.client = validateClient(client, 'LeaderSelector');
+    this.path = validateRecipePath(this.client, path, 'leader');
     const o = validateOptions(options, 'options');
     this.takeLeadership = validateFunction(o.takeLeadership as TakeLeadership, 'takeLeadership');
     this.id = o.id === undefined ? LEADER_SELECTOR_DEFAULTS.id : validateString(o.id, 'id', { allowEmpty: true });
     this.autoRequeue = o.autoRequeue === undefined ? LEADER_SELECTOR_DEFAULTS.autoRequeue : validateBoolean(o.autoRequeue, 'autoRequeue');
+    validateParticipantId(this.client, this.path, LEADER_SELECTOR_NAME, this.id);
     // Curator writes the id only when there is one; otherwise the client's default data.
     this.mutex = new InterProcessMutex(client, this.path, { data: this.id === '' ? undefined : this.id });
   }
 
   /** Joins the line for leadership, in the background. A selector starts once. */
   start(): void {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a LeaderSelector starts once (it is ${this.lifecycle})`, { path: this.path });
-    if (!this.client.isStarted) throw new ZkError('ILLEGAL_STATE', 'the client is not started: call client.start() first', { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderSelector starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
     this.enqueue();
   }
@@ -104,7 +110,7 @@ export class LeaderSelector implements AsyncDisposable {
    * nothing, while this selector is already in line or leading; true when it joined.
    */
   requeue(): boolean {
-    if (this.lifecycle !== 'STARTED') throw new ZkError('ILLEGAL_STATE', `requeue() needs a started selector (it is ${this.lifecycle})`, { path: this.path });
+    if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`requeue() needs a started selector (it is ${this.lifecycle})`, { path: this.path });
     return this.enqueue();
   }
 
@@ -169,7 +175,9 @@ export class LeaderSelector implements AsyncDisposable {
         } catch (err) {
           if (this.lifecycle !== 'STARTED') return;
           log('%s: the attempt failed (id %s, session 0x%s): %s', this.path, this.id, this.client.sessionId.toString(16), String(err));
-          if (!this.autoRequeue) return;
+          if (this.listenerCount('error') > 0) this.emit('error', err);
+          // A closed client ends the selector's turns for good.
+          if (!this.autoRequeue || err instanceof ClientClosedError) return;
           await this.pause(retryDelayMs);
           retryDelayMs = nextRetryDelay(retryDelayMs);
           continue;
@@ -228,15 +236,7 @@ export class LeaderSelector implements AsyncDisposable {
   /** Waits `ms` and for a connection, or until the selector closes. */
   private async pause(ms: number): Promise<void> {
     const signal = this.closing.signal;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-      signal.addEventListener('abort', done, { once: true });
-    });
+    await sleep(ms, signal).catch(() => undefined);
     if (signal.aborted) return;
     await this.client.blockUntilConnected({ signal }).catch(() => undefined);
   }

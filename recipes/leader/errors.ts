@@ -1,4 +1,4 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
 
 /** Why a LeaderSelector ended a leadership itself: `interruptLeadership()` or `close()`. */
 export type LeadershipInterruptReason = 'INTERRUPTED' | 'CLOSED';
@@ -17,10 +17,18 @@ export class LeadershipInterruptedError extends ZkError {
   }
 }
 
-/** The reason a closed LeaderLatch's pending requests abort with. */
+/** What a closed (or never started) LeaderLatch's `await` rejects with. `cause` says why, when the client's closing closed it. */
 export class LeaderLatchClosedError extends ZkError {
   override name = 'LeaderLatchClosedError';
-  constructor(options: ZkErrorOptions = {}) {
-    super('LATCH_CLOSED', `the LeaderLatch at ${options.path ?? '?'} is closed`, options);
+  constructor(options: ZkErrorOptions & { state?: string } = {}) {
+    super('LATCH_CLOSED', `the LeaderLatch at ${options.path ?? '?'} is ${options.state ?? 'closed'}`, options);
+  }
+}
+
+/** `LeaderLatch.await({ timeoutMs })` ran out of time before the latch led. */
+export class LeaderTimeoutError extends TimeoutError {
+  override name = 'LeaderTimeoutError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super(message, { ...options, code: 'LEADER_TIMEOUT' });
   }
 }

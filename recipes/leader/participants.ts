@@ -1,5 +1,6 @@
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
+import { joinPath } from '../../src/paths';
 
 /** One participant of an election, as Curator's Participant: its id (its node's data as UTF-8) and whether it leads. */
 export interface Participant {
@@ -25,6 +26,14 @@ export const RETRY_MAX_MS = 5_000;
 /** The wait after `delayMs` in the doubling series. */
 export function nextRetryDelay(delayMs: number): number {
   return Math.min(delayMs * 2, RETRY_MAX_MS);
+}
+
+/**
+ * Checks before any I/O that a participant's node, with `id` as its data, can be created under
+ * `path`: an id that does not fit would make the participant never join.
+ */
+export function validateParticipantId(client: ZkClient, path: string, name: string, id: string): void {
+  client.validateCreate(joinPath(path, name), { data: id === '' ? undefined : id, mode: 'EPHEMERAL_SEQUENTIAL', protected: true });
 }
 
 /** A node's data as an id; undefined when the node is gone. */

@@ -1,8 +1,11 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
-import { validateFunction, validateSignal, validateTimeout } from '../../src/validate';
-import type { AcquireOptions, InterProcessLock } from './InterProcessLock';
+import { Deadline } from '../../src/util/deadline';
+import { linkedSignal } from '../../src/util/linkedSignal';
+import { validateFunction } from '../../src/validate';
+import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
+import type { AcquireOptions, InterProcessLock, TryAcquireOptions } from './InterProcessLock';
 import { InterProcessMutex } from './InterProcessMutex';
 import type { Lease } from './Lease';
 
@@ -37,7 +40,7 @@ export class MultiLease implements Lease {
   /** Aborts as soon as any underlying lease's signal aborts, with its reason. */
   get signal(): AbortSignal {
     // Built on first use: asking a lease for its signal may start watching its node.
-    this.combined ??= AbortSignal.any(this.leases.map((lease) => lease.signal));
+    this.combined ??= linkedSignal(this.leases.map((lease) => lease.signal)).signal;
     return this.combined;
   }
 
@@ -99,18 +102,19 @@ export class InterProcessMultiLock implements InterProcessLock {
    * (LockTimeoutError), an abort (`signal.reason`) or an error, releases what it took, last first,
    * and rejects with that failure.
    */
-  acquire(options: AcquireOptions = {}): Promise<MultiLease> {
-    const timeoutMs = validateTimeout(options.timeoutMs, 'timeoutMs');
-    const signal = validateSignal(options.signal);
-    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-    return this.takeAll((lock) => lock.acquire({ timeoutMs: deadline === undefined ? undefined : Math.max(0, deadline - Date.now()), signal })).then(
-      (lease) => lease as MultiLease,
-    );
+  async acquire(options?: AcquireOptions): Promise<MultiLease> {
+    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
+    const deadline = Deadline.after(timeoutMs);
+    return (await this.takeAll((lock) => lock.acquire({ timeoutMs: remainingOf(deadline), signal }))) as MultiLease;
   }
 
   /** Takes every lock only if none needs waiting: resolves undefined otherwise, holding nothing. */
-  tryAcquire(): Promise<MultiLease | undefined> {
-    return this.takeAll((lock) => lock.tryAcquire());
+  async tryAcquire(options?: TryAcquireOptions): Promise<MultiLease | undefined> {
+    const { timeoutMs, signal, reenter } = checkTryOptions(options);
+    if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
+    const deadline = Deadline.after(timeoutMs);
+    return this.takeAll((lock) => lock.tryAcquire({ timeoutMs: remainingOf(deadline), signal }));
   }
 
   /**
@@ -118,15 +122,14 @@ export class InterProcessMultiLock implements InterProcessLock {
    * runExclusive nests inside the previous one's, so each gets the execution context it gives its
    * callback. `fn` gets a signal that aborts when any lease's does.
    */
-  runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+  async runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
     validateFunction(fn, 'fn');
-    const timeoutMs = validateTimeout(options.timeoutMs, 'timeoutMs');
-    const signal = validateSignal(options.signal);
-    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
+    const deadline = Deadline.after(timeoutMs);
     const nest = async (i: number, signals: AbortSignal[]): Promise<T> => {
-      if (i === this.locks.length) return fn(AbortSignal.any(signals));
-      const rest = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
-      return this.locks[i].runExclusive((s) => nest(i + 1, [...signals, s]), { timeoutMs: rest, signal });
+      if (i === this.locks.length) return fn(linkedSignal(signals).signal);
+      return this.locks[i].runExclusive((s) => nest(i + 1, [...signals, s]), { timeoutMs: remainingOf(deadline), signal });
     };
     return nest(0, []);
   }
@@ -205,4 +208,9 @@ async function releaseInReverse(leases: readonly Lease[]): Promise<void> {
     }
   }
   if (failed) throw first;
+}
+
+/** Time left until `deadline`, for the next lock; undefined for none. */
+function remainingOf(deadline: Deadline): number | undefined {
+  return deadline.isFinite ? deadline.remainingMs : undefined;
 }

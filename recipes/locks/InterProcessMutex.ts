@@ -1,30 +1,60 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
-import { validatePath } from '../../src/paths';
-import { validateFunction, validateSignal, validateTimeout } from '../../src/validate';
+import { Deadline } from '../../src/util/deadline';
+import { describeValue, validateFunction, validateOptions } from '../../src/validate';
+import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError, NotLockOwnerError } from './errors';
-import type { AcquireOptions, InterProcessLock } from './InterProcessLock';
+import { RELEASE_WAIT_MS, type AcquireOptions, type InterProcessLock, type TryAcquireOptions } from './InterProcessLock';
 import { SimpleLease, type Lease } from './Lease';
-import { LockInternals, standardDriver, type Acquisition, type LockDriver } from './LockInternals';
+import { LockInternals, standardDriver, type Acquisition, type LockDriver, type NodeToCreate } from './LockInternals';
 import { LockMonitor } from './LockMonitor';
 
 const log = debug('zk-recipes:locks:mutex');
 
-/** One context's hold on one mutex. */
-interface Holding {
-  state: 'pending' | 'held' | 'released';
-  count: number;
-  acquisition?: Acquisition;
-  monitor?: LockMonitor;
+/** One hold of a mutex: a node we won, entered once or more (re-entrancy). */
+export interface Holding {
+  readonly mutex: InterProcessMutex;
+  readonly acquisition: Acquisition;
+  readonly monitor: LockMonitor;
+  /** The leases of this hold not yet released, oldest first. The node goes with the last. */
+  readonly leases: Lease[];
 }
 
-/** Which mutexes an async execution context holds. */
-type LockContext = Map<InterProcessMutex, Holding>;
+/** Each lease's hold. */
+const holdings = new WeakMap<Lease, Holding>();
 
-/** Shared by every mutex: re-entrancy follows the async execution context, as Curator's follows the thread. */
-const contexts = new AsyncLocalStorage<LockContext>();
+/**
+ * The holds of the `runExclusive` callbacks the current async context runs inside. Entered with
+ * `run` only, so a hold is visible to the callback and what it starts, and to nothing else: a
+ * timer, a request handler or a sibling flow started elsewhere never re-enters by accident.
+ */
+const scopes = new AsyncLocalStorage<ReadonlyMap<InterProcessMutex, Holding>>();
+
+/** The hold behind a lease of any mutex, while it lasts. */
+export function holdingOf(lease: Lease | undefined): Holding | undefined {
+  const holding = lease === undefined ? undefined : holdings.get(lease);
+  return holding !== undefined && holding.leases.length > 0 ? holding : undefined;
+}
+
+/** The hold of `mutex` by the `runExclusive` callback the current context runs inside, if any. */
+export function scopedHolding(mutex: InterProcessMutex): Holding | undefined {
+  const holding = scopes.getStore()?.get(mutex);
+  return holding !== undefined && holding.leases.length > 0 ? holding : undefined;
+}
+
+/** Options of an InterProcessMutex. */
+export interface InterProcessMutexOptions {
+  /** The lock algorithm's strategy (Curator's LockInternalsDriver); default the mutex's. */
+  driver?: LockDriver;
+  /** Our nodes' data; default the client's `defaultData` (the local IP address, as Curator writes). */
+  data?: Buffer | string;
+}
+
+/** What an acquire will do: enter a hold, or contend with this node (undefined: the driver's). */
+export type AcquirePlan = { reenter: Holding } | { reenter?: undefined; node?: NodeToCreate };
 
 /**
  * A re-entrant, fair mutex across processes, wire-compatible with Curator's InterProcessMutex:
@@ -33,15 +63,18 @@ const contexts = new AsyncLocalStorage<LockContext>();
  *
  * - **Fair.** Contenders get the lock in the order they asked for it (their node's sequence).
  * - **Herd-free.** A waiter watches only the node just ahead of it; a release wakes one waiter.
- * - **Re-entrant** within one async execution context (AsyncLocalStorage), as Curator's is within
- *   one thread: nested acquires count, and the lock goes at the last release. Separate async flows
- *   contend like Curator's threads. `runExclusive` runs its callback in a context of its own.
- *   Flows started in the same synchronous run are told apart too: a context whose acquire of this
- *   mutex is still pending cannot be re-entered, so a second acquire there contends.
+ * - **Re-entrant where you ask for it.** Inside a `runExclusive` callback (and what it starts),
+ *   acquiring the same mutex again re-enters it; elsewhere, pass the lease you hold as `reenter`.
+ *   Every other acquire is a new contender and waits its turn, whatever async context it runs in:
+ *   two request handlers, two timers or two queue handlers of one process exclude each other as
+ *   two processes do. (Curator's re-entrancy follows the thread; Node has no threads to follow.)
+ * - **Time limits hold.** `acquire({ timeoutMs })` rejects with LockTimeoutError within its bound,
+ *   waits for a connection and retries included; `tryAcquire()` resolves undefined at once when the
+ *   client is not connected, and within its own bound (1 s by default) otherwise.
  * - **SUSPENDED / LOST.** A lease's `signal` aborts with a LockLostError when the session is LOST,
- *   when the connection is SUSPENDED under the client's 'standard' error policy, or when our node
- *   is deleted or belongs to another session. A waiter whose session is lost starts again with a
- *   new node. A timed-out or aborted acquire deletes its node (guaranteed).
+ *   when the client closes, when the connection is SUSPENDED under the client's 'standard' error
+ *   policy, or when our node is deleted or belongs to another session. A waiter whose session is
+ *   lost starts again with a new node. A timed-out or aborted acquire deletes its node (guaranteed).
  *
  * @example
  * ```ts
@@ -51,66 +84,83 @@ const contexts = new AsyncLocalStorage<LockContext>();
  * ```
  */
 export class InterProcessMutex implements InterProcessLock {
+  readonly client: ZkClient;
   readonly path: string;
-  private readonly internals: LockInternals;
-  private revocationListener: ((mutex: InterProcessMutex) => void) | undefined;
-  private heldHere = 0;
-
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-    options: { driver?: LockDriver; data?: Buffer | string } = {},
-  ) {
-    this.path = validatePath(path);
-    if (this.path === '/') throw new InvalidArgumentError('a lock path cannot be the root', { path });
-    this.internals = new LockInternals(client, this.path, options.driver ?? standardDriver('lock-'));
-    this.data = options.data;
-  }
-
+  protected readonly internals: LockInternals;
   private readonly data: Buffer | string | undefined;
+  private readonly held = new Set<Holding>();
+  private revocationListener: ((mutex: InterProcessMutex) => void) | undefined;
+
+  constructor(client: ZkClient, path: string, options: InterProcessMutexOptions = {}) {
+    this.client = validateClient(client, 'InterProcessMutex');
+    this.path = validateRecipePath(this.client, path, 'lock');
+    const o = validateOptions(options, 'options');
+    if (o.data !== undefined && typeof o.data !== 'string' && !Buffer.isBuffer(o.data)) {
+      throw new InvalidArgumentError(`data must be a Buffer or a string, got ${describeValue(o.data)}`);
+    }
+    this.data = o.data;
+    this.internals = new LockInternals(this.client, this.path, o.driver ?? standardDriver('lock-'));
+  }
 
   /**
    * Acquires the lock, waiting as long as `timeoutMs` allows. Resolves to a Lease; rejects with
    * LockTimeoutError when the time runs out, or with `signal.reason` on abort.
    */
-  acquire(options: AcquireOptions = {}): Promise<Lease> {
-    const timeoutMs = validateTimeout(options.timeoutMs, 'timeoutMs');
-    const signal = validateSignal(options.signal);
-    return this.acquireIn(timeoutMs, signal).then((lease) => {
+  async acquire(options?: AcquireOptions): Promise<Lease> {
+    const o = checkAcquireOptions(options);
+    const plan = this.plan(o.reenter);
+    if (plan.reenter) return this.enter(plan.reenter);
+    const deadline = Deadline.after(o.timeoutMs);
+    for (;;) {
+      const acquisition = await this.internals.attempt({ deadline, wait: true, signal: o.signal, data: this.data, node: plan.node });
+      if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
+      const lease = this.holdIfTrusted(acquisition);
       if (lease) return lease;
-      throw new LockTimeoutError(`could not acquire ${this.path} within ${timeoutMs} ms`, { path: this.path });
-    });
-  }
-
-  /** Acquires the lock only if that needs no waiting: resolves undefined otherwise. */
-  tryAcquire(): Promise<Lease | undefined> {
-    return this.acquireIn(0, undefined);
+    }
   }
 
   /**
-   * Runs `fn` holding the lock, in an execution context of its own, and releases the lock when
-   * `fn` settles. `fn` gets the lease's signal: it aborts when the lock can no longer be trusted.
+   * Acquires the lock only if that needs no waiting for another holder: resolves undefined
+   * otherwise, at once when the client is not connected, and when the round trips take longer
+   * than `timeoutMs` (default 1 s).
    */
-  runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
-    validateFunction(fn, 'fn');
-    const outer = contexts.getStore();
-    return contexts.run(new Map(outer ?? []), async () => {
-      const lease = await this.acquire(options);
-      try {
-        return await fn(lease.signal);
-      } finally {
-        await lease.release();
-      }
-    });
+  async tryAcquire(options?: TryAcquireOptions): Promise<Lease | undefined> {
+    const o = checkTryOptions(options);
+    const plan = this.plan(o.reenter);
+    if (plan.reenter) return this.enter(plan.reenter);
+    if (this.client.isStarted && !this.client.isConnected) return undefined;
+    const acquisition = await this.internals.attempt({ deadline: Deadline.after(o.timeoutMs), wait: false, signal: o.signal, data: this.data, node: plan.node });
+    return acquisition && this.holdIfTrusted(acquisition);
   }
 
-  /** Releases one level of the current context's hold. Throws NotLockOwnerError if it holds none. */
-  async release(): Promise<void> {
-    const holding = contexts.getStore()?.get(this);
-    if (!holding || holding.state !== 'held') {
-      throw new NotLockOwnerError(`this execution context does not hold ${this.path}`, { path: this.path });
+  /**
+   * Runs `fn` holding the lock, and releases it when `fn` settles. Inside `fn`, and in what it
+   * starts, acquiring this mutex again re-enters the hold. `fn` gets the lease's signal: it aborts
+   * when the lock can no longer be trusted.
+   */
+  async runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+    validateFunction(fn, 'fn');
+    const lease = await this.acquire(options);
+    const scope = new Map(scopes.getStore() ?? []);
+    scope.set(this, holdings.get(lease) as Holding);
+    try {
+      return await scopes.run(scope, () => fn(lease.signal));
+    } finally {
+      await lease.release();
     }
-    await this.releaseOne(contexts.getStore() as LockContext, holding);
+  }
+
+  /**
+   * Releases one hold, as Curator's release(): the enclosing `runExclusive` callback's, or else the
+   * one hold this mutex has in this process (its newest lease). NotLockOwnerError when there is
+   * none, or when several are held (a read lock's readers): release the lease then.
+   */
+  async release(): Promise<void> {
+    const holding = this.currentHolding();
+    if (!holding) {
+      throw new NotLockOwnerError(`no hold of ${this.path} to release here: release the lease instead`, { path: this.path });
+    }
+    await holding.leases[holding.leases.length - 1].release();
   }
 
   /** The lock nodes in lock order (full paths); the first holds the lock. */
@@ -118,20 +168,19 @@ export class InterProcessMutex implements InterProcessLock {
     return this.internals.getParticipantNodes();
   }
 
-  /** Whether some context of this process holds this mutex. */
+  /** Whether this mutex object holds the lock in this process. */
   isAcquiredInThisProcess(): boolean {
-    return this.heldHere > 0;
+    return this.held.size > 0;
   }
 
-  /** Whether the current execution context holds this mutex. */
+  /** Whether the `runExclusive` callback the current async context runs inside holds this mutex. */
   isOwnedByCurrentContext(): boolean {
-    return contexts.getStore()?.get(this)?.state === 'held';
+    return scopedHolding(this) !== undefined;
   }
 
-  /** The node through which the current execution context holds this mutex; undefined when it holds none (Curator's getLockPath). */
+  /** Our lock node: the enclosing `runExclusive` callback's, or else this process's one hold; undefined when there is none (Curator's getLockPath). */
   getLockPath(): string | undefined {
-    const holding = contexts.getStore()?.get(this);
-    return holding?.state === 'held' ? holding.acquisition?.node : undefined;
+    return this.currentHolding()?.acquisition.node;
   }
 
   /**
@@ -142,64 +191,67 @@ export class InterProcessMutex implements InterProcessLock {
     this.revocationListener = validateFunction(listener, 'listener');
   }
 
-  private acquireIn(timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease | undefined> {
-    let context = contexts.getStore();
-    const existing = context?.get(this);
-    if (existing?.state === 'held') {
-      existing.count++;
-      return Promise.resolve(this.leaseFor(context as LockContext, existing));
+  /**
+   * What an acquire will do. A subclass may contend with another node, or refuse: the read-write
+   * lock's downgrade and upgrade. Throws on a lease that is not of this mutex.
+   */
+  protected plan(reenter: Lease | undefined): AcquirePlan {
+    if (reenter !== undefined) {
+      const holding = holdingOf(reenter);
+      if (holding?.mutex !== this) throw new InvalidArgumentError(`reenter must be a held lease of this lock (${this.path})`, { path: this.path });
+      return { reenter: holding };
     }
-    if (!context || existing?.state === 'pending') {
-      // No context yet, or one whose acquire of this mutex is still pending (a sibling flow
-      // started in the same synchronous run): this acquire gets a context of its own.
-      context = new Map(context ?? []);
-      context.delete(this);
-      contexts.enterWith(context);
-    }
-    const holding: Holding = { state: 'pending', count: 0 };
-    context.set(this, holding);
-    return this.win(context, holding, timeoutMs, signal);
+    const scoped = scopedHolding(this);
+    return scoped ? { reenter: scoped } : {};
   }
 
-  private async win(context: LockContext, holding: Holding, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease | undefined> {
-    let acquisition: Acquisition | undefined;
-    try {
-      acquisition = await this.internals.attempt({ timeoutMs, signal, data: this.data });
-    } finally {
-      if (!acquisition && context.get(this) === holding) context.delete(this);
-    }
-    if (!acquisition) return undefined;
-    holding.state = 'held';
-    holding.count = 1;
-    holding.acquisition = acquisition;
+  private currentHolding(): Holding | undefined {
+    const scoped = scopedHolding(this);
+    if (scoped) return scoped;
+    return this.held.size === 1 ? [...this.held][0] : undefined;
+  }
+
+  /**
+   * Holds a lock won, unless it can no longer be trusted already (the connection dropped, or the
+   * session ended, since the read that proved the win): a lease lost from the start is no lease.
+   * Its node is then let go, and the caller tries again.
+   */
+  private holdIfTrusted(acquisition: Acquisition): Lease | undefined {
     const revoke = this.revocationListener;
-    holding.monitor = new LockMonitor(this.client, acquisition.node, acquisition.sessionId, revoke ? () => revoke(this) : undefined);
-    this.heldHere++;
-    log('%s acquired: %s, token %s', this.path, acquisition.node, acquisition.fencingToken);
-    return this.leaseFor(context, holding);
+    const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined);
+    if (monitor.isLost) {
+      log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
+      monitor.release();
+      void this.internals.deleteOurNode(acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
+      return undefined;
+    }
+    const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
+    this.held.add(holding);
+    log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
+    return this.enter(holding);
   }
 
-  private leaseFor(context: LockContext, holding: Holding): Lease {
-    const acquisition = holding.acquisition as Acquisition;
-    const monitor = holding.monitor as LockMonitor;
-    return new SimpleLease(
-      acquisition.node,
-      acquisition.fencingToken,
-      () => monitor.signal,
-      () => this.releaseOne(context, holding),
+  private enter(holding: Holding): Lease {
+    const { node, fencingToken } = holding.acquisition;
+    const lease: Lease = new SimpleLease(
+      node,
+      fencingToken,
+      () => holding.monitor.signal,
+      () => this.releaseLease(holding, lease),
     );
+    holding.leases.push(lease);
+    holdings.set(lease, holding);
+    return lease;
   }
 
-  private async releaseOne(context: LockContext, holding: Holding): Promise<void> {
-    if (holding.state !== 'held' || holding.count <= 0) return;
-    holding.count--;
-    if (holding.count > 0) return;
-    holding.state = 'released';
-    if (context.get(this) === holding) context.delete(this);
-    this.heldHere--;
-    holding.monitor?.stop();
-    const node = (holding.acquisition as Acquisition).node;
-    log('%s released: %s', this.path, node);
-    await this.internals.deleteOurNode(node);
+  private async releaseLease(holding: Holding, lease: Lease): Promise<void> {
+    const at = holding.leases.indexOf(lease);
+    if (at < 0) return;
+    holding.leases.splice(at, 1);
+    if (holding.leases.length > 0) return;
+    this.held.delete(holding);
+    holding.monitor.release();
+    log('%s released: %s', this.path, holding.acquisition.node);
+    await this.internals.deleteOurNode(holding.acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
   }
 }

@@ -3,10 +3,9 @@ import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError, ZkError, type ZkErrorOptions } from '../../src/errors';
 import { nodeName } from '../../src/paths';
 import { describeValue } from '../../src/validate';
-import type { AcquireOptions } from './InterProcessLock';
-import { InterProcessMutex } from './InterProcessMutex';
+import { InterProcessMutex, holdingOf, scopedHolding, type AcquirePlan } from './InterProcessMutex';
 import type { Lease } from './Lease';
-import type { LockDriver } from './LockInternals';
+import type { LockDriver, NodeToCreate } from './LockInternals';
 
 const log = debug('zk-recipes:locks:rwlock');
 
@@ -49,35 +48,40 @@ export function writeLockDriver(): LockDriver {
   };
 }
 
+/** A lock node's sequence, as ZooKeeper wrote it (a wrapped one keeps its minus sign). */
+function sequenceText(name: string): string {
+  const at = Math.max(name.lastIndexOf(WRITE_LOCK_NAME), name.lastIndexOf(READ_LOCK_NAME));
+  return name.slice(at + WRITE_LOCK_NAME.length);
+}
+
 /**
  * The read lock's driver. A reader holds when no write node sorts before its own, and otherwise
  * waits on the lowest write node before it (as Curator 5.x does: the reader wakes only when that
- * writer goes, then decides again). A reader in an execution context that holds the write lock
- * holds at once (the downgrade), and its node is a plain EPHEMERAL
- * `_c_<uuid>-__READ__<the write node's sequence>`, so that it sorts at the writer's place and a
- * queued writer cannot slip in when the write lock is released (CURATOR-621, Curator 5.5+).
- *
- * @param heldWriteNode the write node the acquiring execution context holds, if any.
+ * writer goes, then decides again). A write node with the reader's own sequence is not in its way:
+ * it is the write lock the read node was downgraded from (sequences are unique under a parent, and
+ * a downgraded read node takes its writer's, CURATOR-621).
  */
-export function readLockDriver(heldWriteNode: () => string | undefined): LockDriver {
+export function readLockDriver(): LockDriver {
   return {
     lockName: READ_LOCK_NAME,
     sortNames: SORT_NAMES,
     relistOnWake: true,
-    decide(before) {
-      if (heldWriteNode() !== undefined) return { holds: true };
-      const writer = before.find(isWriteNode);
+    decide(before, ours) {
+      const own = sequenceText(ours);
+      const writer = before.find((name) => isWriteNode(name) && sequenceText(name) !== own);
       return writer === undefined ? { holds: true } : { holds: false, watch: writer };
     },
-    nodeToCreate() {
-      const writeNode = heldWriteNode();
-      if (writeNode === undefined) return undefined;
-      const name = nodeName(writeNode);
-      const sequence = name.slice(name.lastIndexOf(WRITE_LOCK_NAME) + WRITE_LOCK_NAME.length);
-      log('downgrade: a read node at the sequence of %s', writeNode);
-      return { name: `${READ_LOCK_NAME}${sequence}`, mode: 'EPHEMERAL' };
-    },
   };
+}
+
+/**
+ * The read node of a downgrade: a plain EPHEMERAL `__READ__<the write node's sequence>`, so that it
+ * sorts at the writer's place and a queued writer cannot slip in when the write lock is released
+ * (CURATOR-621, Curator 5.5+).
+ */
+export function downgradeNode(writeNode: string): NodeToCreate {
+  log('downgrade: a read node at the sequence of %s', writeNode);
+  return { name: `${READ_LOCK_NAME}${sequenceText(nodeName(writeNode))}`, mode: 'EPHEMERAL' };
 }
 
 /** One of the two locks: a mutex whose participants are only its own kind of node, as Curator's. */
@@ -98,6 +102,24 @@ class ReadWriteMutex extends InterProcessMutex {
   }
 }
 
+/** The read lock: downgrades a hold of the write lock passed as `reenter`, or held by the enclosing runExclusive. */
+class ReadLock extends ReadWriteMutex {
+  constructor(
+    client: ZkClient,
+    path: string,
+    data: Buffer | string | undefined,
+    private readonly writeLock: () => InterProcessMutex,
+  ) {
+    super(client, path, READ_LOCK_NAME, readLockDriver(), data);
+  }
+
+  protected override plan(reenter: Lease | undefined): AcquirePlan {
+    const write = reenter !== undefined ? holdingOf(reenter) : scopedHolding(this) ? undefined : scopedHolding(this.writeLock());
+    if (write?.mutex === this.writeLock()) return { node: downgradeNode(write.acquisition.node) };
+    return super.plan(reenter);
+  }
+}
+
 /** The write lock: refuses an upgrade from the read lock instead of deadlocking. */
 class WriteLock extends ReadWriteMutex {
   constructor(
@@ -109,23 +131,14 @@ class WriteLock extends ReadWriteMutex {
     super(client, path, WRITE_LOCK_NAME, writeLockDriver(), data);
   }
 
-  override acquire(options?: AcquireOptions): Promise<Lease> {
-    const refused = this.refuseUpgrade();
-    return refused ?? super.acquire(options);
-  }
-
-  override tryAcquire(): Promise<Lease | undefined> {
-    const refused = this.refuseUpgrade();
-    return refused ?? super.tryAcquire();
-  }
-
-  private refuseUpgrade(): Promise<never> | undefined {
-    if (!this.readLock().isOwnedByCurrentContext() || this.isOwnedByCurrentContext()) return undefined;
-    return Promise.reject(
-      new LockUpgradeError(`this execution context holds the read lock of ${this.path}: it cannot take the write lock (no upgrade; release the read lock first)`, {
+  protected override plan(reenter: Lease | undefined): AcquirePlan {
+    const read = reenter !== undefined ? holdingOf(reenter) : scopedHolding(this) ? undefined : scopedHolding(this.readLock());
+    if (read?.mutex === this.readLock()) {
+      throw new LockUpgradeError(`the read lock of ${this.path} is held here: the write lock cannot be taken (no upgrade; release the read lock first)`, {
         path: this.path,
-      }),
-    );
+      });
+    }
+    return super.plan(reenter);
   }
 }
 
@@ -147,19 +160,23 @@ export interface InterProcessReadWriteLockOptions {
  *   arrives behind a queued writer waits until that writer is done.
  * - **Herd-free for writers.** A writer watches the node just before it; a reader watches the
  *   lowest writer before it, as Curator's does.
- * - **Re-entrant** per async execution context for each lock, like InterProcessMutex.
- * - **Downgrade.** A context that holds the write lock may take the read lock, then release the
- *   write lock, and keep reading; its read node sorts at the writer's place, so a writer queued
- *   meanwhile cannot slip in (CURATOR-621).
- * - **No upgrade.** Asking for the write lock while the context holds only the read lock rejects
- *   at once with LockUpgradeError (in Curator it would wait forever).
+ * - **Re-entrant where you ask for it**, like InterProcessMutex: inside a `runExclusive` callback,
+ *   or by passing the lease you hold as `reenter`.
+ * - **Downgrade.** A holder of the write lock may take the read lock (inside the write lock's
+ *   `runExclusive`, or passing the write lease as `reenter`), then release the write lock, and keep
+ *   reading; its read node sorts at the writer's place, so a writer queued meanwhile cannot slip in
+ *   (CURATOR-621).
+ * - **No upgrade.** Asking for the write lock inside the read lock's `runExclusive`, or passing a
+ *   read lease as `reenter`, rejects at once with LockUpgradeError (in Curator it would wait
+ *   forever). A flow that holds a read lease and asks for the write lock without saying so is a
+ *   new contender: it waits behind its own read node until its timeout.
  * - **Fencing tokens.** A writer's token is larger than those of all holders before it, and a
  *   reader's is larger than those of the writers before it; readers holding together may share one.
  * - **SUSPENDED / LOST.** As InterProcessMutex: a lease's `signal` aborts with a LockLostError when
  *   the session is LOST, when the connection is SUSPENDED under the 'standard' error policy, or when
  *   the node is deleted or belongs to another session. A waiter whose session is lost starts again
  *   with a new node; a timed-out or aborted acquire deletes its node. A downgrade asked for after
- *   the write lock's signal aborted is not safe: the context still counts as holding the write lock.
+ *   the write lock's signal aborted is not safe: the write lease still counts as held.
  *
  * @example
  * ```ts
@@ -188,13 +205,13 @@ export class InterProcessReadWriteLock {
       throw new InvalidArgumentError(`data must be a Buffer or a string, got ${describeValue(data)}`);
     }
     this.writeMutex = new WriteLock(client, path, data, () => this.readMutex);
-    this.readMutex = new ReadWriteMutex(client, path, READ_LOCK_NAME, readLockDriver(() => this.writeMutex.getLockPath()), data);
+    this.readMutex = new ReadLock(client, path, data, () => this.writeMutex);
     this.path = this.writeMutex.path;
   }
 
   /**
    * The shared lock, held by any number of readers while no writer holds. Its
-   * `getParticipantNodes()` lists read nodes only. A context holding the write lock gets it at once.
+   * `getParticipantNodes()` lists read nodes only. A holder of the write lock gets it at once.
    */
   readLock(): InterProcessMutex {
     return this.readMutex;
@@ -202,8 +219,8 @@ export class InterProcessReadWriteLock {
 
   /**
    * The exclusive lock. Its `acquire`, `tryAcquire` and `runExclusive` reject with LockUpgradeError
-   * when the context holds the read lock but not the write lock. Its `getParticipantNodes()` lists
-   * write nodes only.
+   * inside the read lock's `runExclusive`, or given a read lease as `reenter`. Its
+   * `getParticipantNodes()` lists write nodes only.
    */
   writeLock(): InterProcessMutex {
     return this.writeMutex;

@@ -1,8 +1,10 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
+import { InvalidArgumentError } from '../../src/errors';
 import { validateFunction } from '../../src/validate';
+import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { NotLockOwnerError } from './errors';
-import type { AcquireOptions, InterProcessLock } from './InterProcessLock';
+import type { AcquireOptions, InterProcessLock, TryAcquireOptions } from './InterProcessLock';
 import { InterProcessSemaphoreV2 } from './InterProcessSemaphoreV2';
 import { SimpleLease, type Lease } from './Lease';
 
@@ -45,19 +47,23 @@ export class InterProcessSemaphoreMutex implements InterProcessLock {
    * Acquires the lock, waiting as long as `timeoutMs` allows. Resolves to a Lease; rejects with
    * LockTimeoutError when the time runs out, or with `signal.reason` on abort.
    */
-  async acquire(options: AcquireOptions = {}): Promise<Lease> {
-    const [lease] = await this.semaphore.acquire({ timeoutMs: options.timeoutMs, signal: options.signal, qty: 1 });
+  async acquire(options?: AcquireOptions): Promise<Lease> {
+    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    if (reenter !== undefined) throw new InvalidArgumentError('InterProcessSemaphoreMutex is not re-entrant: reenter does not apply', { path: this.path });
+    const [lease] = await this.semaphore.acquire({ timeoutMs, signal, qty: 1 });
     return this.hold(lease);
   }
 
   /** Acquires the lock only if that needs no waiting: resolves undefined otherwise. */
-  async tryAcquire(): Promise<Lease | undefined> {
-    const leases = await this.semaphore.tryAcquire({ qty: 1 });
+  async tryAcquire(options?: TryAcquireOptions): Promise<Lease | undefined> {
+    const { timeoutMs, signal, reenter } = checkTryOptions(options);
+    if (reenter !== undefined) throw new InvalidArgumentError('InterProcessSemaphoreMutex is not re-entrant: reenter does not apply', { path: this.path });
+    const leases = await this.semaphore.tryAcquire({ qty: 1, timeoutMs, signal });
     return leases ? this.hold(leases[0]) : undefined;
   }
 
   /** Runs `fn` holding the lock, and releases it when `fn` settles. `fn` gets the lease's signal. */
-  async runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+  async runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
     validateFunction(fn, 'fn');
     const lease = await this.acquire(options);
     try {

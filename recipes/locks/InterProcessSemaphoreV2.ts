@@ -1,14 +1,19 @@
-import { AsyncResource } from 'node:async_hooks';
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
-import { joinPath, nodeName, validatePath } from '../../src/paths';
+import { InvalidArgumentError, SessionLostError, isZkError } from '../../src/errors';
+import { joinPath, nodeName } from '../../src/paths';
+import { isSessionEndedError } from '../../src/retry';
 import type { Stat } from '../../src/transport/Transport';
-import { abortReason, deferred, sleep } from '../../src/util/async';
-import { validatePositiveInt, validateSignal, validateTimeout } from '../../src/validate';
-import type { SharedCount } from '../shared/SharedCount';
+import { deferred, raceAbort, sleep } from '../../src/util/async';
+import { subscribe } from '../../src/util/events';
+import { Deadline, DeadlineScope } from '../../src/util/deadline';
+import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
+import { SharedCount } from '../shared/SharedCount';
+import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError } from './errors';
-import type { AcquireOptions } from './InterProcessLock';
+import { RELEASE_WAIT_MS, type AcquireOptions } from './InterProcessLock';
 import { InterProcessMutex } from './InterProcessMutex';
 import { SimpleLease, type Lease } from './Lease';
 import { LockMonitor } from './LockMonitor';
@@ -93,17 +98,20 @@ export class InterProcessSemaphoreV2 {
   private readonly count: SharedCount | undefined;
   private readonly data: Buffer | string | undefined;
 
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-    options: SemaphoreOptions,
-  ) {
-    this.path = validatePath(path);
-    if (this.path === '/') throw new InvalidArgumentError('a semaphore path cannot be the root', { path });
+  readonly client: ZkClient;
+  /** The internal mutex acquirers queue on; each acquire is a contender of its own. */
+  private readonly mutex: InterProcessMutex;
+
+  constructor(client: ZkClient, path: string, options: SemaphoreOptions) {
+    this.client = validateClient(client, 'InterProcessSemaphoreV2');
+    this.path = validateRecipePath(this.client, path, 'semaphore');
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be { maxLeases } or { count }');
+    if (options.data !== undefined && typeof options.data !== 'string' && !Buffer.isBuffer(options.data)) {
+      throw new InvalidArgumentError(`data must be a Buffer or a string, got ${describeValue(options.data)}`);
+    }
     if (options.count !== undefined) {
       if (options.maxLeases !== undefined) throw new InvalidArgumentError('give maxLeases or count, not both');
-      if (typeof options.count.getCount !== 'function' || typeof options.count.on !== 'function') {
+      if (!(options.count instanceof SharedCount)) {
         throw new InvalidArgumentError('count must be a SharedCount');
       }
       this.count = options.count;
@@ -114,6 +122,7 @@ export class InterProcessSemaphoreV2 {
     this.data = options.data;
     this.locksPath = joinPath(this.path, SEMAPHORE_LOCKS_PARENT);
     this.leasesPath = joinPath(this.path, SEMAPHORE_LEASES_PARENT);
+    this.mutex = new InterProcessMutex(this.client, this.locksPath);
   }
 
   /** The limit now: the fixed one, or the SharedCount's current count. */
@@ -122,24 +131,31 @@ export class InterProcessSemaphoreV2 {
   }
 
   /**
-   * Acquires `qty` leases (default 1), waiting as long as `timeoutMs` allows. Resolves to the
-   * leases; rejects with LockTimeoutError when the time runs out, or with `signal.reason` on abort,
-   * with none of the call's nodes left behind.
+   * Acquires `qty` leases (default 1), waiting as long as `timeoutMs` allows (waits for a
+   * connection and retries included). Resolves to the leases; rejects with LockTimeoutError when
+   * the time runs out, or with `signal.reason` on abort, with none of the call's nodes left behind.
    */
-  acquire(options: SemaphoreAcquireOptions = {}): Promise<Lease[]> {
-    const qty = validatePositiveInt(options.qty ?? 1, 'qty');
-    const timeoutMs = validateTimeout(options.timeoutMs, 'timeoutMs');
-    const signal = validateSignal(options.signal);
-    return this.acquireIn(qty, timeoutMs, signal).then((leases) => {
-      if (leases) return leases;
-      throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
-    });
+  async acquire(options: SemaphoreAcquireOptions = {}): Promise<Lease[]> {
+    const o = validateOptions(options, 'options');
+    const qty = validatePositiveInt(o.qty ?? 1, 'qty');
+    const { timeoutMs, signal, reenter } = checkAcquireOptions(o);
+    if (reenter !== undefined) throw new InvalidArgumentError('a semaphore is not re-entrant: reenter does not apply', { path: this.path });
+    const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
+    if (leases) return leases;
+    throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
   }
 
-  /** Acquires `qty` leases (default 1) only if that needs no waiting: resolves undefined otherwise. */
-  tryAcquire(options: { qty?: number } = {}): Promise<Lease[] | undefined> {
-    const qty = validatePositiveInt(options.qty ?? 1, 'qty');
-    return this.acquireIn(qty, 0, undefined);
+  /**
+   * Acquires `qty` leases (default 1) only if that needs no waiting for other holders: resolves
+   * undefined otherwise, at once when the client is not connected, and when the round trips take
+   * longer than `timeoutMs` (default 1 s).
+   */
+  async tryAcquire(options: { qty?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Lease[] | undefined> {
+    const o = validateOptions(options, 'options');
+    const qty = validatePositiveInt(o.qty ?? 1, 'qty');
+    const { timeoutMs, signal } = checkTryOptions(o);
+    if (this.client.isStarted && !this.client.isConnected) return undefined;
+    return this.acquireLoop(qty, Deadline.after(timeoutMs), false, signal);
   }
 
   /** Returns a lease (Curator's returnLease): the same as `lease.release()`. */
@@ -171,92 +187,98 @@ export class InterProcessSemaphoreV2 {
     return [...leases, ...others].map((c) => joinPath(this.leasesPath, c));
   }
 
-  private acquireIn(qty: number, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
-    // The internal mutex keeps its re-entrancy state in the async context it is acquired in
-    // (AsyncLocalStorage.enterWith): an async resource of our own keeps that out of the caller's context.
-    return new AsyncResource('zk-recipes:semaphore').runInAsyncScope(() => this.acquireLoop(qty, timeoutMs, signal));
-  }
-
-  private async acquireLoop(qty: number, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
+  private async acquireLoop(qty: number, deadline: Deadline, wait: boolean, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
+    const scope = new DeadlineScope(deadline, signal, new Error('deadline'));
     const startedAt = Date.now();
-    const deadline = timeoutMs === undefined ? Infinity : startedAt + timeoutMs;
-    for (let retries = 0; ; retries++) {
-      if (signal?.aborted) throw abortReason(signal);
-      const outcome = await this.attempt(qty, deadline, signal);
-      if (outcome === 'timeout') return undefined;
-      if (outcome !== 'vanished') return outcome;
-      // Our node is gone: our session ended under us. Curator asks the retry policy, then starts over.
-      const lost = new ZkError('SESSIONEXPIRED', `a lease node under ${this.leasesPath} vanished with its session`, { path: this.leasesPath });
-      const delayMs = this.client.options.retryPolicy.allowRetry(retries, Date.now() - startedAt, lost);
-      if (delayMs === false) {
-        throw new ZkError('NONODE', `our lease node under ${this.leasesPath} was not found: possible session loss`, { path: this.leasesPath, cause: lost });
+    try {
+      for (let retries = 0; ; retries++) {
+        const outcome = await this.attempt(qty, wait, scope);
+        if (outcome === 'timeout') return undefined;
+        if (outcome !== 'vanished') return outcome;
+        // Our nodes went with our session. Curator asks the retry policy, then starts over.
+        const lost = new SessionLostError('expired', `a lease node under ${this.leasesPath} vanished with its session`, { path: this.leasesPath });
+        const delayMs = this.client.options.retryPolicy.allowRetry(retries, Date.now() - startedAt, lost);
+        if (delayMs === false) throw lost;
+        log('%s: lease node vanished (session %s); trying again in %d ms', this.path, this.client.session ?? '-', delayMs);
+        await sleep(delayMs, scope.signal);
       }
-      log('%s: lease node vanished (session 0x%s); trying again in %d ms', this.path, this.client.sessionId.toString(16), delayMs);
-      if (Date.now() + delayMs >= deadline) return undefined;
-      await sleep(delayMs, signal);
+    } catch (err) {
+      if (scope.isTimeout(err)) return undefined;
+      throw err;
+    } finally {
+      scope.dispose();
     }
   }
 
   /** One go: take the internal mutex, then `qty` slots; on every way out but success, undo it all. */
-  private async attempt(qty: number, deadline: number, signal: AbortSignal | undefined): Promise<Attempt> {
-    // A mutex object per attempt: InterProcessMutex is re-entrant per async context, and two
-    // acquires of this semaphore must queue behind each other even when they share one.
-    const mutex = new InterProcessMutex(this.client, this.locksPath);
-    let lock: Lease;
+  private async attempt(qty: number, wait: boolean, scope: DeadlineScope): Promise<Attempt> {
+    const timeoutMs = scope.deadline.isFinite ? scope.deadline.remainingMs : undefined;
+    let lock: Lease | undefined;
     try {
-      lock = await mutex.acquire({ timeoutMs: remaining(deadline), signal });
+      lock = wait ? await this.mutex.acquire({ timeoutMs, signal: scope.signal }) : await this.mutex.tryAcquire({ timeoutMs, signal: scope.signal });
     } catch (err) {
       if (err instanceof LockTimeoutError) return 'timeout';
       throw err;
     }
+    if (lock === undefined) return 'timeout';
     const nodes: string[] = [];
     // All our nodes must live in one session; reads are pinned to it (see LockInternals).
-    const session: { id?: bigint } = {};
+    const session: { value?: Session } = {};
     let leases: Lease[] | undefined;
     try {
       for (let i = 0; i < qty; i++) {
-        const slot = await this.takeSlot(nodes, session, deadline, signal);
+        const slot = await this.takeSlot(nodes, session, wait, scope);
         if (slot !== 'held') return slot;
       }
       // One round trip for all: the czxid is the fencing token, the owner the session to watch.
-      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.id, signal })));
-      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.id)) return 'vanished';
-      leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat));
-      log('%s: acquired %d lease(s): %s (session 0x%s)', this.path, qty, nodes.join(', '), (session.id ?? 0n).toString(16));
+      const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.value, signal: scope.signal })));
+      if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.value?.id)) return 'vanished';
+      const made = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat, session.value as Session));
+      // A lease lost from the start (the connection dropped, or the session ended, since the read
+      // that proved the slot) is no lease: give them all back and try again.
+      if (made.some((lease) => lease.lost)) {
+        log('%s: leases %s could no longer be trusted when won; trying again', this.path, nodes.join(', '));
+        await Promise.all(made.map((lease) => lease.lease.release()));
+        return 'vanished';
+      }
+      leases = made.map((lease) => lease.lease);
+      log('%s: acquired %d lease(s): %s (session %s)', this.path, qty, nodes.join(', '), session.value);
       return leases;
     } catch (err) {
-      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      if (isSessionEndedError(err)) return 'vanished';
       throw err;
     } finally {
-      if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node)));
-      await lock.release();
+      if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node, scope.signal)));
+      // In the background: the leases are ours now, and the release must not hold them back (a
+      // drop while it is under way would hand them out lost).
+      void lock.release();
     }
   }
 
   /** Creates a lease node (recorded in `nodes` at once) and waits, in the session of our nodes, until it holds a slot. */
-  private async takeSlot(nodes: string[], session: { id?: bigint }, deadline: number, signal: AbortSignal | undefined): Promise<Slot> {
+  private async takeSlot(nodes: string[], session: { value?: Session }, wait: boolean, scope: DeadlineScope): Promise<Slot> {
     const created = await this.client.createAndListParent(joinPath(this.leasesPath, SEMAPHORE_LEASE_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
       protected: true,
       createParents: 'container',
       data: this.data,
-      signal,
+      signal: scope.signal,
     });
     nodes.push(created.path);
-    session.id ??= created.sessionId;
-    if (created.sessionId !== session.id) return 'vanished';
+    session.value ??= created.session;
+    if (created.session !== session.value) return 'vanished';
     const ours = nodeName(created.path);
     // The listing came in the same round trip as the create: a free slot costs no further read.
     let children = created.children;
     for (;;) {
       if (!children.includes(ours)) return 'vanished';
       if (children.length <= this.maxLeases) return 'held';
-      if (Date.now() >= deadline) return 'timeout';
+      if (!wait) return 'timeout';
       const woke = deferred<void>();
-      const stopCount = this.count?.on('changed', () => woke.resolve());
+      const stopCount = this.count && subscribe(this.count, 'changed', () => woke.resolve());
       try {
         try {
-          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.id, signal });
+          children = await this.client.getChildren(this.leasesPath, { watcher: () => woke.resolve(), session: session.value, signal: scope.signal });
         } catch (err) {
           // The parent can only go once our node has gone with it.
           if (isZkError(err, 'NONODE')) return 'vanished';
@@ -264,7 +286,7 @@ export class InterProcessSemaphoreV2 {
         }
         if (!children.includes(ours) || children.length <= this.maxLeases) continue;
         log('%s: %s waits for a slot (%d nodes, max %d)', this.path, ours, children.length, this.maxLeases);
-        if ((await wake(woke.promise, deadline, signal)) === 'timeout') return 'timeout';
+        await raceAbort(woke.promise, scope.signal);
         // Woken: go round and list again, with a new watch.
       } finally {
         stopCount?.();
@@ -272,47 +294,30 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat): Lease {
-    const monitor = new LockMonitor(this.client, node, stat.ephemeralOwner);
-    return new SimpleLease(
+  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean } {
+    const monitor = new LockMonitor(this.client, node, session);
+    const lease = new SimpleLease(
       node,
       stat.czxid,
       () => monitor.signal,
       async () => {
-        monitor.stop();
+        monitor.release();
         log('%s: returned %s', this.path, node);
-        await this.deleteNode(node);
+        await this.deleteNode(node, AbortSignal.timeout(RELEASE_WAIT_MS));
       },
     );
+    return { lease, lost: monitor.isLost };
   }
 
-  /** Deletes one of our nodes, guaranteed: a connection problem leaves the delete to the background. */
-  private async deleteNode(node: string): Promise<void> {
+  /**
+   * Deletes one of our nodes, guaranteed: while connected, resolves once the server confirms it, or
+   * when `signal` aborts, with the delete left to the background; while disconnected, at once.
+   */
+  private async deleteNode(node: string, signal: AbortSignal): Promise<void> {
     try {
-      await this.client.delete(node, { guaranteed: true, quietly: true });
+      await this.client.delete(node, { guaranteed: true, quietly: true, signal: this.client.isConnected ? signal : AbortSignal.abort() });
     } catch (err) {
       log('%s: deleting %s failed, left to the background: %s', this.path, node, String(err));
     }
   }
-}
-
-/** Time left until `deadline`; undefined for no deadline. */
-function remaining(deadline: number): number | undefined {
-  return Number.isFinite(deadline) ? Math.max(0, deadline - Date.now()) : undefined;
-}
-
-/** Waits for `woken`, the deadline or an abort (which rejects with the signal's reason). */
-function wake(woken: Promise<void>, deadline: number, signal: AbortSignal | undefined): Promise<'woken' | 'timeout'> {
-  return new Promise((resolve, reject) => {
-    const finish = (settle: () => void) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      settle();
-    };
-    const onAbort = () => finish(() => reject(abortReason(signal as AbortSignal)));
-    const timer = Number.isFinite(deadline) ? setTimeout(() => finish(() => resolve('timeout')), Math.max(0, deadline - Date.now())) : undefined;
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void woken.then(() => finish(() => resolve('woken')));
-  });
 }

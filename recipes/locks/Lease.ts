@@ -1,3 +1,6 @@
+import { linkedSignal } from '../../src/util/linkedSignal';
+import { LockLostError } from './errors';
+
 /**
  * A held lock: the ownership token `acquire()` returns. Release it once; later releases do
  * nothing. `await using lease = await lock.acquire()` releases it at the end of the scope.
@@ -7,27 +10,40 @@ export interface Lease extends AsyncDisposable {
   readonly node: string;
   /** Strictly increasing from holder to holder on this lock path. See `Acquisition.fencingToken`. */
   readonly fencingToken: bigint;
-  /** Aborted with a LockLostError when the lock can no longer be trusted. */
+  /**
+   * Aborted with a LockLostError when the lock can no longer be trusted (SUSPENDED under the
+   * 'standard' policy, LOST, the client closed, the node deleted or not ours), and when the lease
+   * is released (reason 'RELEASED').
+   */
   readonly signal: AbortSignal;
   /** Whether `release()` has been called. */
   readonly released: boolean;
-  /** Releases the lock (or, for a re-entrant hold, one level of it). Idempotent. */
+  /**
+   * Releases the lease (for a re-entrant hold, one level of it). Its signal aborts at once. The
+   * call resolves once the server has confirmed the delete of the lock node, or, while
+   * disconnected or when the server is slow to answer, once the delete is left to the background
+   * (retried until done or the session ends). Idempotent.
+   */
   release(): Promise<void>;
 }
 
-/** A lease that runs `onRelease` once. */
+/** A lease that runs `onRelease` once, and whose signal follows its hold's and its own release. */
 export class SimpleLease implements Lease {
   private releasing: Promise<void> | undefined;
+  private link: ReturnType<typeof linkedSignal> | undefined;
 
   constructor(
     readonly node: string,
     readonly fencingToken: bigint,
-    private readonly getSignal: () => AbortSignal,
+    private readonly holdSignal: () => AbortSignal,
     private readonly onRelease: () => Promise<void>,
   ) {}
 
   get signal(): AbortSignal {
-    return this.getSignal();
+    // Made on first use: asking the hold for its signal may start watching its node.
+    this.link ??= linkedSignal([this.holdSignal()]);
+    if (this.releasing !== undefined) this.link.abort(new LockLostError('RELEASED', { path: this.node }));
+    return this.link.signal;
   }
 
   get released(): boolean {
@@ -35,7 +51,10 @@ export class SimpleLease implements Lease {
   }
 
   release(): Promise<void> {
-    this.releasing ??= this.onRelease();
+    if (this.releasing === undefined) {
+      this.link?.abort(new LockLostError('RELEASED', { path: this.node }));
+      this.releasing = this.onRelease();
+    }
     return this.releasing;
   }
 

@@ -1,9 +1,12 @@
 import debug from 'debug';
-import { InvalidArgumentError, isZkError } from '../../src/errors';
+import type { Session } from '../../src/client/Session';
 import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
+import { InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName } from '../../src/paths';
-import type { WatchEventType } from '../../src/transport/Transport';
-import { abortReason, deferred } from '../../src/util/async';
+import { isRetryableError, isSessionEndedError } from '../../src/retry';
+import { deferred, raceAbort } from '../../src/util/async';
+import { DeadlineScope, type Deadline } from '../../src/util/deadline';
+import { NodeWatch } from '../../src/watch';
 import { sortLockNodes } from './sequence';
 
 const log = debug('zk-recipes:locks');
@@ -32,14 +35,6 @@ export interface LockDriver {
    * can sort before ours.
    */
   readonly relistOnWake: boolean;
-  /**
-   * The node an attempt creates, asked in the acquiring context before each create: the name to
-   * protect (`_c_<uuid>-` goes in front) and its mode. Undefined, or no hook: `lockName` with
-   * EPHEMERAL_SEQUENTIAL. A non-sequential name must already end in a sequence after one of
-   * `sortNames`. The read-write lock's downgrade uses it: the read node takes the sequence of the
-   * write node its context holds, so that it sorts at the writer's place (CURATOR-621).
-   */
-  nodeToCreate?(): { name: string; mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL' } | undefined;
 }
 
 /** Curator's standard driver: the first `maxLeases` nodes hold; the others each watch the node `maxLeases` places ahead. */
@@ -65,24 +60,41 @@ export interface Acquisition {
    * parent is reaped and re-created (zxids only grow).
    */
   readonly fencingToken: bigint;
-  /** The session that created the node. */
-  readonly sessionId: bigint;
+  /** The session that created the node: its owner. */
+  readonly session: Session;
+}
+
+/** The node an attempt creates instead of the driver's: a name to protect, and its mode. */
+export interface NodeToCreate {
+  readonly name: string;
+  readonly mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL';
 }
 
 export interface AttemptOptions {
-  /** Give up after this long: undefined waits forever, 0 never waits. */
-  timeoutMs?: number;
+  /** Everything the attempt does, the I/O included, ends by this deadline. */
+  deadline: Deadline;
+  /** Whether to wait for the holders ahead of us; false: a try, which resolves undefined at once when the lock is taken. */
+  wait: boolean;
   signal?: AbortSignal;
   /** Our node's data. */
   data?: Buffer | string;
+  /**
+   * Another node than the driver's (the read-write lock's downgrade: a read node at the sequence of
+   * the write node held). A non-sequential name must already end in a sequence after one of
+   * `sortNames`.
+   */
+  node?: NodeToCreate;
 }
 
-type WaitOutcome = Acquisition | 'timeout' | 'vanished';
+type WaitOutcome = Acquisition | 'busy' | 'vanished';
 
 /**
  * The lock algorithm every lock shares, like Curator's LockInternals. Each contender creates a
  * protected EPHEMERAL_SEQUENTIAL node under `basePath`; the driver decides who holds and what each
  * waiter watches (with getData, never exists). A waiter wakes only when the node it waits for goes.
+ *
+ * Time limits hold: every request of an attempt carries a signal that aborts at the deadline, so
+ * an attempt ends by its deadline whatever the network does, waits for a connection included.
  */
 export class LockInternals {
   constructor(
@@ -92,47 +104,55 @@ export class LockInternals {
   ) {}
 
   /**
-   * Tries to win the lock. Resolves undefined when the time runs out; rejects with the signal's
-   * reason on abort, or with the error that stopped it. On every way out but success, our node is
-   * deleted (guaranteed: retried in the background if the connection is down).
+   * Tries to win the lock. Resolves undefined when the deadline passes (or, without `wait`, when
+   * the lock is taken); rejects with the signal's reason on abort, or with the error that stopped
+   * it. On every way out but success, our node is deleted (guaranteed: retried in the background
+   * if the connection is down). Connection problems are ridden out until the deadline when there
+   * is one; without one, the client's retry policy decides.
    */
-  async attempt(options: AttemptOptions = {}): Promise<Acquisition | undefined> {
-    const { signal } = options;
-    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
-    for (;;) {
-      if (signal?.aborted) throw abortReason(signal);
-      const node = this.nodeToCreate();
-      const created = await this.client.createAndListParent(joinPath(this.basePath, node.name), {
-        mode: node.mode,
-        protected: true,
-        createParents: 'container',
-        data: options.data,
-        signal,
-      });
-      let outcome: WaitOutcome;
-      try {
-        outcome = await this.waitForLock(created, deadline, signal);
-      } catch (err) {
-        await this.deleteOurNode(created.path);
-        throw err;
+  async attempt(options: AttemptOptions): Promise<Acquisition | undefined> {
+    const node = this.nodeToCreate(options.node);
+    const scope = new DeadlineScope(options.deadline, options.signal, new Error('deadline'));
+    try {
+      for (;;) {
+        const created = await this.untilDeadline(scope, () =>
+          this.client.createAndListParent(joinPath(this.basePath, node.name), {
+            mode: node.mode,
+            protected: true,
+            createParents: 'container',
+            data: options.data,
+            signal: scope.signal,
+          }),
+        );
+        let outcome: WaitOutcome;
+        try {
+          outcome = await this.waitForLock(created, options.wait, scope);
+        } catch (err) {
+          // Within what is left of the deadline; past it, in the background.
+          await this.deleteOurNode(created.path, scope.signal);
+          throw err;
+        }
+        if (outcome === 'busy') {
+          await this.deleteOurNode(created.path, scope.signal);
+          return undefined;
+        }
+        if (outcome === 'vanished') {
+          // Our node went with our session (or never was ours): start again with a new one.
+          log('%s: node %s of session %s vanished; trying again', this.basePath, created.path, created.session);
+          await this.deleteOurNode(created.path, scope.signal);
+          continue;
+        }
+        return outcome;
       }
-      if (outcome === 'timeout') {
-        await this.deleteOurNode(created.path);
-        return undefined;
-      }
-      if (outcome === 'vanished') {
-        // Our node went with our session (or never was ours): start again with a new one.
-        log('%s: node %s of session 0x%s vanished; trying again', this.basePath, created.path, created.sessionId.toString(16));
-        await this.deleteOurNode(created.path);
-        if (Date.now() >= deadline) return undefined;
-        continue;
-      }
-      return outcome;
+    } catch (err) {
+      if (scope.isTimeout(err)) return undefined;
+      throw err;
+    } finally {
+      scope.dispose();
     }
   }
 
-  private nodeToCreate(): { name: string; mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL' } {
-    const custom = this.driver.nodeToCreate?.();
+  private nodeToCreate(custom: NodeToCreate | undefined): NodeToCreate {
     if (custom === undefined) return { name: this.driver.lockName, mode: 'EPHEMERAL_SEQUENTIAL' };
     // A node that does not sort would never be found among the children: the attempt would loop.
     if (custom.mode !== 'EPHEMERAL_SEQUENTIAL' && sortLockNodes([custom.name], this.driver.sortNames).length === 0) {
@@ -143,12 +163,32 @@ export class LockInternals {
     return custom;
   }
 
-  /** Deletes our node, guaranteed: a connection problem leaves the delete to the background. */
-  async deleteOurNode(node: string): Promise<void> {
+  /**
+   * Runs `op`; with a finite deadline, a connection problem the client's retry policy gave up on is
+   * tried again once connected, until the deadline (which aborts the scope's signal).
+   */
+  private async untilDeadline<T>(scope: DeadlineScope, op: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await op();
+      } catch (err) {
+        if (!scope.deadline.isFinite || !isRetryableError(err) || isSessionEndedError(err)) throw err;
+        log('%s: %s; trying again once connected, until the deadline', this.basePath, (err as Error).message);
+        await this.client.blockUntilConnected({ signal: scope.signal });
+      }
+    }
+  }
+
+  /**
+   * Deletes our node, guaranteed: while connected, resolves once the server confirms it, or when
+   * `signal` aborts, with the delete left to the background; while disconnected, at once.
+   */
+  async deleteOurNode(node: string, signal: AbortSignal): Promise<void> {
+    if (!this.client.isConnected) signal = AbortSignal.abort();
     try {
-      await this.client.delete(node, { guaranteed: true, quietly: true });
+      await this.client.delete(node, { guaranteed: true, quietly: true, signal });
     } catch (err) {
-      log('%s: deleting %s failed, left to the background: %s', this.basePath, node, String(err));
+      log('%s: deleting %s left to the background: %s', this.basePath, node, String(err));
     }
   }
 
@@ -168,17 +208,17 @@ export class LockInternals {
    * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
    */
-  private async waitForLock(created: CreatedAndListed, deadline: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+  private async waitForLock(created: CreatedAndListed, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
     try {
-      return await this.waitInSession(created, deadline, signal);
+      return await this.waitInSession(created, wait, scope);
     } catch (err) {
-      if (isZkError(err, 'SESSIONEXPIRED')) return 'vanished';
+      if (isSessionEndedError(err)) return 'vanished';
       throw err;
     }
   }
 
-  private async waitInSession(created: CreatedAndListed, deadline: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
-    const { path: ours, sessionId: session } = created;
+  private async waitInSession(created: CreatedAndListed, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
+    const { path: ours, session } = created;
     const ourName = nodeName(ours);
     let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children: created.children, pzxid: created.parentStat.pzxid };
     let before: string[] = [];
@@ -197,71 +237,73 @@ export class LockInternals {
       }
       const decision = this.driver.decide(before, ourName);
       if (decision.holds) {
-        if (token !== undefined) return { node: ours, fencingToken: token, sessionId: session };
+        if (token !== undefined) return { node: ours, fencingToken: token, session };
         if (this.driver.relistOnWake) {
-          listing = await this.list(session, signal);
+          listing = await this.list(session, scope);
           continue;
         }
         // What we know settles it: no node created after ours sorts before ours. One small read
         // in our node's session proves the parent still stands and gives the token.
-        const parent = await this.client.exists(this.basePath, { session, signal });
+        const parent = await this.untilDeadline(scope, () => this.client.exists(this.basePath, { session, signal: scope.signal }));
         if (parent === null) return 'vanished';
         token = parent.pzxid;
         continue;
       }
+      if (!wait) return 'busy';
 
-      if (Date.now() >= deadline) return 'timeout';
-      const watched = joinPath(this.basePath, decision.watch);
-      const woke = deferred<WatchEventType>();
-      try {
-        // getData, not exists: exists on a missing node leaves a watch that never fires.
-        await this.client.getData(watched, { watcher: (event) => woke.resolve(event.type), session, signal });
-      } catch (err) {
-        if (!isZkError(err, 'NONODE')) throw err;
+      const gone = await this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope));
+      if (gone === 'missing') {
         // Gone already: what we knew is stale, so learn it all again in one read rather than
         // probing the nodes we knew one by one.
-        listing = await this.list(session, signal);
+        listing = await this.list(session, scope);
         continue;
       }
-      const event = await this.waitForEvent(woke.promise, deadline, signal);
-      if (event === 'timeout') return 'timeout';
-      if (event === 'deleted') {
-        before = before.filter((n) => n !== decision.watch);
-        token = undefined;
-        // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
-        // have gone too (in a drain they all have), so one listing beats probing each.
-        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, signal);
-      } else if (event === 'sessionLost') {
-        // Our node's session ended: the node went with it, or is on its way out.
-        return 'vanished';
-      }
-      // Any other event (the watched node's data changed) just means: watch it again.
+      before = before.filter((n) => n !== decision.watch);
+      token = undefined;
+      // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
+      // have gone too (in a drain they all have), so one listing beats probing each.
+      if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, scope);
     }
   }
 
-  private async list(session: bigint, signal: AbortSignal | undefined): Promise<{ children: readonly string[]; pzxid: bigint }> {
+  /**
+   * Watches `node` (getData, never exists: exists on a missing node leaves a watch that never
+   * fires) until it is deleted. 'missing' when it is gone already. Rejects with a SessionLostError
+   * when our session ends, and with the scope's reason at the deadline (the watch is then removed).
+   */
+  private async waitForDeletion(node: string, session: Session, scope: DeadlineScope): Promise<'deleted' | 'missing'> {
+    const gone = deferred<'deleted'>();
+    const ended = deferred<never>();
+    const watch = new NodeWatch(
+      this.client,
+      node,
+      (value) => {
+        if (value === null) gone.resolve('deleted');
+      },
+      {
+        session,
+        creation: false,
+        signal: scope.signal,
+        onEnd: (reason) => ended.reject(reason),
+      },
+    );
+    ended.promise.catch(() => undefined);
     try {
-      const { children, stat } = await this.client.getChildrenWithStat(this.basePath, { session, signal });
+      if ((await watch.start()) === null) return 'missing';
+      return await raceAbort(Promise.race([gone.promise, ended.promise]), scope.signal);
+    } finally {
+      await watch.close();
+    }
+  }
+
+  private async list(session: Session, scope: DeadlineScope): Promise<{ children: readonly string[]; pzxid: bigint }> {
+    try {
+      const { children, stat } = await this.untilDeadline(scope, () => this.client.getChildrenWithStat(this.basePath, { session, signal: scope.signal }));
       return { children, pzxid: stat.pzxid };
     } catch (err) {
       // The parent is gone, and our node with it.
       if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
       throw err;
     }
-  }
-
-  private waitForEvent(event: Promise<WatchEventType>, deadline: number, signal: AbortSignal | undefined): Promise<WatchEventType | 'timeout'> {
-    return new Promise((resolve, reject) => {
-      const timer = Number.isFinite(deadline) ? setTimeout(() => finish(() => resolve('timeout')), Math.max(0, deadline - Date.now())) : undefined;
-      const onAbort = () => finish(() => reject(abortReason(signal as AbortSignal)));
-      const finish = (settle: () => void) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        settle();
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      event.then((type) => finish(() => resolve(type)));
-    });
   }
 }

@@ -1,7 +1,9 @@
 import debug from 'debug';
-import { isZkError } from '../../src/errors';
-import type { ZkClient } from '../../src/client/ZkClient';
 import type { ConnectionState } from '../../src/client/ConnectionState';
+import type { Session } from '../../src/client/Session';
+import type { ZkClient } from '../../src/client/ZkClient';
+import { subscribe } from '../../src/util/events';
+import { NodeWatch, type NodeData } from '../../src/watch';
 import { LockLostError, type LockLostReason } from './errors';
 
 const log = debug('zk-recipes:locks:monitor');
@@ -11,25 +13,32 @@ export const REVOKE_MESSAGE = '__REVOKE__';
 
 /**
  * Watches one held lock and aborts its signal, with a LockLostError, the moment the lock can no
- * longer be trusted: the session is LOST; the connection is SUSPENDED under the 'standard' error
- * policy; our node is deleted or turns out to belong to another session. State changes are
- * free (the client reports them); the node is watched only once someone asks for the signal, or
- * when the lock is revocable, so an uncontended acquire and release costs no extra request.
+ * longer be trusted: the session ends (LOST, or the client closed); the connection is SUSPENDED
+ * under the 'standard' error policy; our node is deleted or turns out to belong to another
+ * session. State changes are free (the client reports them); the node is watched only once
+ * someone asks for the signal, or when the lock is revocable, so an uncontended acquire and
+ * release costs no extra request. Released, it aborts with 'RELEASED' and removes its watch.
  */
 export class LockMonitor {
   private readonly controller = new AbortController();
   private readonly stopListening: () => void;
-  private watching = false;
-  private stopped = false;
+  private watch: NodeWatch | undefined;
+  private done = false;
 
   constructor(
     private readonly client: ZkClient,
     readonly node: string,
-    private readonly sessionId: bigint,
+    private readonly session: Session,
     private readonly onRevoke?: () => void,
   ) {
-    this.stopListening = client.on('stateChanged', (state) => this.onState(state));
-    if (client.sessionId !== sessionId) this.lose('LOST');
+    const stopStates = subscribe(client, 'stateChanged', (state) => this.onState(state));
+    const onSessionEnd = () => this.lose(session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', session.endReason);
+    session.signal.addEventListener('abort', onSessionEnd, { once: true });
+    this.stopListening = () => {
+      stopStates();
+      session.signal.removeEventListener('abort', onSessionEnd);
+    };
+    if (session.isEnded) onSessionEnd();
     else if (client.state !== undefined && !client.isConnected && client.isErrorState('SUSPENDED')) this.lose('SUSPENDED');
     if (onRevoke) this.watchNode();
   }
@@ -40,53 +49,49 @@ export class LockMonitor {
     return this.controller.signal;
   }
 
-  /** Stops watching: the lock was released. */
-  stop(): void {
-    this.stopped = true;
-    this.stopListening();
+  /** Whether the lock can no longer be trusted (or was released). Asking does not start the node's watch. */
+  get isLost(): boolean {
+    return this.done;
+  }
+
+  /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */
+  release(): void {
+    this.lose('RELEASED');
   }
 
   private onState(state: ConnectionState): void {
-    if (this.stopped) return;
-    if (state === 'LOST') this.lose('LOST');
-    else if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
-    else if (state === 'RECONNECTED' && this.client.sessionId !== this.sessionId) this.lose('LOST');
+    // LOST comes through the session's signal; this is for SUSPENDED under 'standard'.
+    if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
   }
 
   private lose(reason: LockLostReason, cause?: unknown): void {
-    if (this.controller.signal.aborted || this.stopped) return;
-    log('lock node %s lost: %s (session 0x%s)', this.node, reason, this.sessionId.toString(16));
+    if (this.done) return;
+    this.done = true;
+    this.stopListening();
+    void this.watch?.close();
+    if (reason !== 'RELEASED') log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
     this.controller.abort(new LockLostError(reason, { path: this.node, cause }));
   }
 
-  /** Watches our own node's data: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */
+  /** Watches our own node, in its session: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */
   private watchNode(): void {
-    if (this.watching || this.stopped || this.controller.signal.aborted) return;
-    this.watching = true;
-    this.client
-      .getData(this.node, {
-        watcher: (event) => {
-          this.watching = false;
-          if (this.stopped) return;
-          if (event.type === 'deleted') this.lose('NODE_DELETED');
-          else if (event.type === 'sessionLost') this.lose('LOST');
-          else this.watchNode();
-        },
-      })
-      .then(({ data, stat }) => {
-        if (stat.ephemeralOwner !== this.sessionId) this.lose('NOT_OUR_NODE');
-        else if (this.onRevoke && data.toString('utf8') === REVOKE_MESSAGE && !this.stopped) {
-          try {
-            this.onRevoke();
-          } catch (err) {
-            log('revocation listener for %s threw: %O', this.node, err);
-          }
+    if (this.watch !== undefined || this.done) return;
+    const check = (node: NodeData | null) => {
+      if (node === null) return this.lose('NODE_DELETED');
+      if (node.stat.ephemeralOwner !== this.session.id) return this.lose('NOT_OUR_NODE');
+      if (this.onRevoke && node.data.toString('utf8') === REVOKE_MESSAGE) {
+        try {
+          this.onRevoke();
+        } catch (err) {
+          log('revocation listener for %s threw: %O', this.node, err);
         }
-      })
-      .catch((err: unknown) => {
-        this.watching = false;
-        if (isZkError(err, 'NONODE')) this.lose('NODE_DELETED', err);
-        else log('watching lock node %s failed: %s', this.node, String(err));
-      });
+      }
+    };
+    this.watch = new NodeWatch(this.client, this.node, check, {
+      session: this.session,
+      creation: false,
+      onError: (err) => log('watching lock node %s: %s', this.node, String(err)),
+    });
+    this.watch.start().then(check, (err: unknown) => log('watching lock node %s failed: %s', this.node, String(err)));
   }
 }

@@ -1,10 +1,10 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
 
 /** An acquire ran out of time before it got the lock. No node of the attempt is left behind. */
-export class LockTimeoutError extends ZkError {
+export class LockTimeoutError extends TimeoutError {
   override name = 'LockTimeoutError';
   constructor(message: string, options: ZkErrorOptions = {}) {
-    super('LOCK_TIMEOUT', message, options);
+    super(message, { ...options, code: 'LOCK_TIMEOUT' });
   }
 }
 
@@ -12,12 +12,16 @@ export class LockTimeoutError extends ZkError {
 export type LockLostReason =
   /** The connection is SUSPENDED and the client's error policy is 'standard'. */
   | 'SUSPENDED'
-  /** The session is LOST: it expired, or SUSPENDED outlasted the session timeout. */
+  /** The session is LOST: it expired, or the server was not heard from for as long as it keeps a silent session. */
   | 'LOST'
+  /** The client was closed: its session ended with it. */
+  | 'CLIENT_CLOSED'
   /** Our lock node was deleted. */
   | 'NODE_DELETED'
   /** Our lock node belongs to another session (CURATOR-604). */
-  | 'NOT_OUR_NODE';
+  | 'NOT_OUR_NODE'
+  /** The lease was released. */
+  | 'RELEASED';
 
 /** The reason a lease's signal aborts with: the lock can no longer be trusted. */
 export class LockLostError extends ZkError {

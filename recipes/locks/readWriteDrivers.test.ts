@@ -1,7 +1,8 @@
 import { InvalidArgumentError, ZkClient } from '../../src';
 import { RetryNTimes } from '../../src/retry';
 import { FakeZooKeeper } from '../../src/transport/FakeTransport';
-import { InterProcessReadWriteLock, LockUpgradeError, readLockDriver, writeLockDriver } from './InterProcessReadWriteLock';
+import { Deadline } from '../../src/util/deadline';
+import { InterProcessReadWriteLock, LockUpgradeError, downgradeNode, readLockDriver, writeLockDriver } from './InterProcessReadWriteLock';
 import { LockInternals, standardDriver } from './LockInternals';
 import { sortLockNodes } from './sequence';
 
@@ -22,7 +23,6 @@ describe('the write lock driver', () => {
     expect(driver.lockName).toBe('__WRIT__');
     expect(driver.sortNames).toEqual(['__READ__', '__WRIT__']);
     expect(driver.relistOnWake).toBe(true);
-    expect(driver.nodeToCreate).toBeUndefined();
   });
 
   it('holds only at the head of all nodes', () => {
@@ -51,13 +51,12 @@ describe('the write lock driver', () => {
 });
 
 describe('the read lock driver', () => {
-  const driver = readLockDriver(() => undefined);
+  const driver = readLockDriver();
 
-  it('names and orders nodes as Curator, re-lists on wake-up, and creates the standard node outside a downgrade', () => {
+  it('names and orders nodes as Curator, and re-lists on wake-up', () => {
     expect(driver.lockName).toBe('__READ__');
     expect(driver.sortNames).toEqual(['__READ__', '__WRIT__']);
     expect(driver.relistOnWake).toBe(true);
-    expect(driver.nodeToCreate?.()).toBeUndefined();
   });
 
   it('holds when no writer sorts before it, however many readers do', () => {
@@ -83,32 +82,24 @@ describe('the read lock driver', () => {
   });
 });
 
-describe('the read lock driver in a context that holds the write lock (downgrade)', () => {
-  const writeNode = `/locks/rw/${write(7, 42)}`;
-  const driver = readLockDriver(() => writeNode);
+describe('the read lock driver for a downgraded read node', () => {
+  const driver = readLockDriver();
 
-  it('holds at once, whatever sorts before it', () => {
+  it('is not held up by the write node it was downgraded from (the one with its own sequence), whichever sorts first', () => {
     expect(driver.decide([write(7, 42)], read(7))).toEqual({ holds: true });
-    expect(driver.decide([read(1), write(3), write(7, 42)], read(7))).toEqual({ holds: true });
+    expect(driver.decide([read(1), write(7, 42)], read(7))).toEqual({ holds: true });
   });
 
-  it('creates a plain EPHEMERAL read node at the write node’s sequence (CURATOR-621)', () => {
-    expect(driver.nodeToCreate?.()).toEqual({ name: '__READ__0000000007', mode: 'EPHEMERAL' });
+  it('still waits for any other writer before it', () => {
+    expect(driver.decide([write(3), write(7, 42)], read(7))).toEqual({ holds: false, watch: write(3) });
+  });
+
+  it('is created as a plain EPHEMERAL read node at the write node’s sequence (CURATOR-621)', () => {
+    expect(downgradeNode(`/locks/rw/${write(7, 42)}`)).toEqual({ name: '__READ__0000000007', mode: 'EPHEMERAL' });
   });
 
   it('keeps a wrapped (negative) sequence as ZooKeeper wrote it', () => {
-    const wrapped = readLockDriver(() => `/locks/rw/_c_${uuid(1)}-__WRIT__-2147483648`);
-    expect(wrapped.nodeToCreate?.()).toEqual({ name: '__READ__-2147483648', mode: 'EPHEMERAL' });
-  });
-
-  it('asks its context afresh on every decision', () => {
-    let held: string | undefined = writeNode;
-    const switching = readLockDriver(() => held);
-    const children = [write(3), read(7)];
-    expect(switching.decide(before(children, read(7)), read(7))).toEqual({ holds: true });
-    held = undefined;
-    expect(switching.decide(before(children, read(7)), read(7))).toEqual({ holds: false, watch: write(3) });
-    expect(switching.nodeToCreate?.()).toBeUndefined();
+    expect(downgradeNode(`/locks/rw/_c_${uuid(1)}-__WRIT__-2147483648`)).toEqual({ name: '__READ__-2147483648', mode: 'EPHEMERAL' });
   });
 });
 
@@ -129,48 +120,59 @@ describe('the lock core and the read-write lock on the in-memory fake', () => {
   });
   afterEach(() => client.close());
 
-  it('creates the node a driver asks for: protected, non-sequential, named exactly', async () => {
-    const internals = new LockInternals(client, '/l', { ...standardDriver('lock-'), nodeToCreate: () => ({ name: 'lock-0000000042', mode: 'EPHEMERAL' }) });
-    const won = await internals.attempt({ timeoutMs: 0 });
+  it('creates the node it is asked for: protected, non-sequential, named exactly', async () => {
+    const internals = new LockInternals(client, '/l', standardDriver('lock-'));
+    const won = await internals.attempt({ deadline: Deadline.after(1_000), wait: false, node: { name: 'lock-0000000042', mode: 'EPHEMERAL' } });
     expect(won?.node).toMatch(/^\/l\/_c_[0-9a-f-]{36}-lock-0000000042$/);
     expect((await client.exists(won?.node as string))?.ephemeralOwner).toBe(client.sessionId);
   });
 
   it('refuses a custom node that would not sort, before creating anything', async () => {
-    const internals = new LockInternals(client, '/l', { ...standardDriver('lock-'), nodeToCreate: () => ({ name: 'lock-x', mode: 'EPHEMERAL' }) });
-    await expect(internals.attempt({ timeoutMs: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    const internals = new LockInternals(client, '/l', standardDriver('lock-'));
+    await expect(internals.attempt({ deadline: Deadline.after(1_000), wait: false, node: { name: 'lock-x', mode: 'EPHEMERAL' } })).rejects.toBeInstanceOf(InvalidArgumentError);
     expect(await client.exists('/l')).toBeNull();
   });
 
-  it('downgrades: the read node takes the write node’s sequence, and the read lock outlives the write lock', async () => {
+  it('downgrades, given the write lease: the read node takes its sequence, and the read lock outlives the write lock', async () => {
     const rw = new InterProcessReadWriteLock(client, '/rw');
     const write = await rw.writeLock().acquire();
-    const read = await rw.readLock().acquire({ timeoutMs: 0 });
+    const read = await rw.readLock().acquire({ reenter: write, timeoutMs: 1_000 });
     const sequence = write.node.slice(-10);
     expect(read.node).toMatch(new RegExp(`^/rw/_c_[0-9a-f-]{36}-__READ__${sequence}$`));
     await write.release();
-    expect(rw.readLock().isOwnedByCurrentContext()).toBe(true);
-    expect(rw.writeLock().isOwnedByCurrentContext()).toBe(false);
+    expect(rw.readLock().isAcquiredInThisProcess()).toBe(true);
+    expect(rw.writeLock().isAcquiredInThisProcess()).toBe(false);
     expect(await rw.readLock().getParticipantNodes()).toEqual([read.node]);
     expect(await rw.writeLock().getParticipantNodes()).toEqual([]);
     await read.release();
     expect(await client.getChildren('/rw')).toEqual([]);
   });
 
+  it('downgrades inside the write lock’s runExclusive, without being told', async () => {
+    const rw = new InterProcessReadWriteLock(client, '/rw');
+    const nodes = await rw.writeLock().runExclusive(async () => {
+      const read = await rw.readLock().acquire({ timeoutMs: 1_000 });
+      const write = rw.writeLock().getLockPath() as string;
+      await read.release();
+      return { read: read.node, write };
+    });
+    expect(nodes.read.slice(-10)).toBe(nodes.write.slice(-10));
+  });
+
   it('refuses an upgrade at once with LockUpgradeError, creating no node; a held write lock re-enters', async () => {
     const rw = new InterProcessReadWriteLock(client, '/rw');
     const read = await rw.readLock().acquire();
-    const err = await rw.writeLock().acquire().catch((e: unknown) => e);
+    const err = await rw.writeLock().acquire({ reenter: read }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LockUpgradeError);
     expect(err).toMatchObject({ code: 'LOCK_UPGRADE', name: 'LockUpgradeError', path: '/rw' });
-    await expect(rw.writeLock().tryAcquire()).rejects.toBeInstanceOf(LockUpgradeError);
-    await expect(rw.writeLock().runExclusive(() => 1)).rejects.toBeInstanceOf(LockUpgradeError);
+    await expect(rw.writeLock().tryAcquire({ reenter: read })).rejects.toBeInstanceOf(LockUpgradeError);
+    await expect(rw.readLock().runExclusive(() => rw.writeLock().runExclusive(() => 1))).rejects.toBeInstanceOf(LockUpgradeError);
     expect(await client.getChildren('/rw')).toEqual([read.node.slice('/rw/'.length)]);
     await read.release();
 
     const write = await rw.writeLock().acquire();
-    const downgraded = await rw.readLock().acquire();
-    const again = await rw.writeLock().acquire({ timeoutMs: 0 });
+    const downgraded = await rw.readLock().acquire({ reenter: write });
+    const again = await rw.writeLock().acquire({ reenter: write, timeoutMs: 1_000 });
     expect(again.node).toBe(write.node);
     await Promise.all([again.release(), write.release(), downgraded.release()]);
   });

@@ -1,8 +1,10 @@
+import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, isZkError } from '../../src/errors';
-import { validatePath } from '../../src/paths';
-import { validateFunction, validatePositiveInt } from '../../src/validate';
+import { IllegalStateError, ZkError, isZkError } from '../../src/errors';
+import { validatePositiveInt } from '../../src/validate';
+import { NodeWatch, type NodeData } from '../../src/watch';
 
 const log = debug('zk-recipes:shared:count');
 
@@ -36,16 +38,23 @@ function validateCount(value: unknown, name: string): number {
   return validatePositiveInt(value, name, { min: INT32_MIN, max: INT32_MAX });
 }
 
+/** The events of a SharedCount. */
+export interface SharedCountEvents {
+  /** A newer value was seen: the count, and the node version it was read at. */
+  changed: [count: number, version: number];
+}
+
 /**
  * An int shared through one node, wire-compatible with Curator's SharedCount: the node at `path`
  * holds the count as a 4-byte big-endian int, and updates are checked against the node's version.
  *
  * - `start()` creates the node with the seed if it is missing (parents as persistent nodes, as
  *   Curator's SharedValue does) and reads it; a node that exists keeps its value.
- * - `getCount()` is the last count seen: a data watch, set again each time it fires, keeps it
- *   current and calls the 'changed' listeners once per newer version.
- * - **SUSPENDED / LOST.** The count may be stale while disconnected. After a reconnect, and
- *   when a new session replaces a lost one, the node is read again (and watched again).
+ * - `getCount()` is the last count seen: a NodeWatch keeps it current and emits 'changed' once per
+ *   newer value. A node deleted and created again is followed: it is a newer value even though its
+ *   version starts again at 0, and `trySetCount` works against the new node's version.
+ * - **SUSPENDED / LOST.** The count may be stale while disconnected. After a reconnect that could
+ *   not keep the watch, and in a new session after LOST, the node is read again and watched again.
  *
  * @example
  * ```ts
@@ -56,45 +65,37 @@ function validateCount(value: unknown, name: string): number {
  * await limit.trySetCount(8, version);
  * ```
  */
-export class SharedCount {
+export class SharedCount extends EventEmitter<SharedCountEvents> {
+  readonly client: ZkClient;
   readonly path: string;
   private readonly seed: number;
   private value: VersionedCount;
-  private readonly listeners = new Set<SharedCountListener>();
+  /** The czxid of the node the value was read from: a re-created node is a new one, whatever its version. */
+  private czxid = -1n;
   private lifecycle: 'LATENT' | 'STARTED' | 'CLOSED' = 'LATENT';
-  private watching = false;
-  private stopStates: (() => void) | undefined;
+  private watch: NodeWatch | undefined;
 
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-    seedValue: number,
-  ) {
-    this.path = validatePath(path);
+  constructor(client: ZkClient, path: string, seedValue: number) {
+    super();
+    this.client = validateClient(client, 'SharedCount');
+    this.path = validateRecipePath(this.client, path, 'shared count');
     this.seed = validateCount(seedValue, 'seedValue');
     this.value = { count: this.seed, version: -1 };
   }
 
   /** Creates the node with the seed if it is missing, then reads and watches it. Starts once. */
   async start(): Promise<void> {
-    if (this.lifecycle !== 'LATENT') throw new ZkError('ILLEGAL_STATE', `a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopStates = this.client.on('stateChanged', (state) => {
-      if (state === 'RECONNECTED') this.refresh();
-    });
     try {
       await this.client.create(this.path, { data: encodeCount(this.seed), createParents: 'persistent' });
     } catch (err) {
       if (!isZkError(err, 'NODEEXISTS')) throw err;
     }
-    this.watching = true;
-    try {
-      const { data, stat } = await this.client.getData(this.path, { watcher: () => this.onWatch() });
-      this.update(decodeCount(data, this.path), stat.version);
-    } catch (err) {
-      this.watching = false;
-      throw err;
-    }
+    this.watch = new NodeWatch(this.client, this.path, (node) => this.seen(node), {
+      onError: (err) => log('%s: reading the count failed, again later: %s', this.path, String(err)),
+    });
+    this.seen(await this.watch.start());
   }
 
   /** The last count seen (the seed before `start()`). */
@@ -112,7 +113,7 @@ export class SharedCount {
     const count = validateCount(newCount, 'newCount');
     this.assertStarted();
     const stat = await this.client.setData(this.path, encodeCount(count));
-    this.update(count, stat.version);
+    this.update(count, stat.version, stat.czxid);
   }
 
   /**
@@ -125,77 +126,46 @@ export class SharedCount {
     this.assertStarted();
     try {
       const stat = await this.client.setData(this.path, encodeCount(count), { version });
-      this.update(count, stat.version);
+      this.update(count, stat.version, stat.czxid);
       return true;
     } catch (err) {
       if (!isZkError(err, 'BADVERSION')) throw err;
     }
     const { data, stat } = await this.client.getData(this.path);
-    this.update(decodeCount(data, this.path), stat.version);
+    this.update(decodeCount(data, this.path), stat.version, stat.czxid);
     return false;
-  }
-
-  /** Calls `listener(count, version)` whenever a newer version is seen. Returns a function that removes it. */
-  on(event: 'changed', listener: SharedCountListener): () => void {
-    if (event !== 'changed') throw new InvalidArgumentError(`unknown event ${String(event)}`);
-    this.listeners.add(validateFunction(listener, 'listener'));
-    return () => this.off(event, listener);
-  }
-
-  off(_event: 'changed', listener: SharedCountListener): void {
-    this.listeners.delete(listener);
   }
 
   /** Stops watching and drops the listeners. The node stays. Idempotent. */
   close(): void {
     this.lifecycle = 'CLOSED';
-    this.stopStates?.();
-    this.listeners.clear();
+    void this.watch?.close();
+    this.removeAllListeners();
   }
 
   private assertStarted(): void {
-    if (this.lifecycle !== 'STARTED') throw new ZkError('ILLEGAL_STATE', `the SharedCount is ${this.lifecycle}: call start() first`, { path: this.path });
+    if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the SharedCount is ${this.lifecycle}: call start() first`, { path: this.path });
   }
 
-  private onWatch(): void {
-    this.watching = false;
-    this.refresh();
+  private seen(node: NodeData | null): void {
+    // Deleted: the count seen stays until the node comes back (the watch waits for it).
+    if (node === null) return;
+    try {
+      this.update(decodeCount(node.data, this.path), node.stat.version, node.stat.czxid);
+    } catch (err) {
+      log('%s: %s', this.path, String(err));
+    }
   }
 
-  /** Reads the node again; sets a watch unless one is outstanding, so watches never pile up. */
-  private refresh(): void {
-    if (this.lifecycle !== 'STARTED') return;
-    const watch = !this.watching;
-    this.watching ||= watch;
-    this.client
-      .getData(this.path, watch ? { watcher: () => this.onWatch() } : {})
-      .then(({ data, stat }) => this.update(decodeCount(data, this.path), stat.version))
-      .catch((err: unknown) => {
-        if (watch) this.watching = false;
-        if (this.lifecycle !== 'STARTED') return;
-        if (isZkError(err, 'NONODE') && !this.watching) {
-          // The node was deleted: exists (unlike getData) leaves a watch that fires when it is created
-          // again, and a re-created node starts again at version 0.
-          this.value = { count: this.value.count, version: -1 };
-          this.watching = true;
-          this.client.exists(this.path, { watcher: () => this.onWatch() }).catch((e: unknown) => {
-            this.watching = false;
-            log('%s: watching for the node failed: %s', this.path, String(e));
-          });
-          return;
-        }
-        // Read again on the next reconnect.
-        log('%s: reading the count failed: %s', this.path, String(err));
-      });
-  }
-
-  private update(count: number, version: number): void {
-    if (version <= this.value.version) return;
+  /** Keeps a value newer than the last one: a later version of the same node, or another node. */
+  private update(count: number, version: number, czxid: bigint): void {
+    if (czxid === this.czxid && version <= this.value.version) return;
+    this.czxid = czxid;
     this.value = { count, version };
     log('%s: count %d at version %d', this.path, count, version);
-    for (const listener of [...this.listeners]) {
+    for (const listener of this.rawListeners('changed')) {
       try {
-        listener(count, version);
+        (listener as SharedCountListener).call(this, count, version);
       } catch (err) {
         log('%s: a changed listener threw: %O', this.path, err);
       }

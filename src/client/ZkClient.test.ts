@@ -41,17 +41,25 @@ describe('ZkClient (in-memory fake)', () => {
     await client.close();
   });
 
-  it('declares LOST when SUSPENDED outlasts the session timeout, and starts a new session', async () => {
+  it('declares LOST a margin before the server can expire the session, counted from the last word from the server', async () => {
     jest.useFakeTimers();
     const { client, states, transport } = setup({ autoConnect: false, sessionTimeoutMs: 5_000 });
     client.start();
     const first = transport();
+    // The fake clock starts at 0, which a transport reports before it has heard anything.
+    jest.advanceTimersByTime(1_000);
     first.connect();
+    const session = client.session;
+    const lost = new Promise<unknown>((resolve) => session?.signal.addEventListener('abort', () => resolve(session.signal.reason)));
+    // Heard from at 0; the drop is noticed at 2 s. The server can expire the session at 5 s: LOST
+    // comes at 5 s less the margin (a tenth of the timeout), not 5 s after SUSPENDED.
+    jest.advanceTimersByTime(2_000);
     first.disconnect();
-    jest.advanceTimersByTime(4_999);
+    jest.advanceTimersByTime(2_450);
     expect(states).toEqual(['CONNECTED', 'SUSPENDED']);
-    jest.advanceTimersByTime(1);
+    jest.advanceTimersByTime(100);
     expect(states).toEqual(['CONNECTED', 'SUSPENDED', 'LOST']);
+    await expect(lost).resolves.toBeDefined();
     expect(first.isClosed).toBe(true);
     const second = transport();
     expect(second).not.toBe(first);
@@ -123,13 +131,14 @@ describe('ZkClient (in-memory fake)', () => {
     await client.close();
   });
 
-  it('a read pinned to a session runs in it, and rejects with SESSIONEXPIRED, unsent, once the client has another', async () => {
+  it('a read pinned to a session runs in it, and rejects with SESSION_LOST, unsent, once the client has another', async () => {
     const { client, zk, transport } = setup();
     client.start();
     await client.blockUntilConnected({ timeoutMs: 1_000 });
     const created = await client.createAndListParent('/p', { data: 'x' });
-    const session = created.sessionId;
-    expect(session).toBe(client.sessionId);
+    const session = created.session;
+    expect(session).toBe(client.session);
+    expect(session.id).toBe(client.sessionId);
     expect((await client.getData('/p', { session })).data.toString()).toBe('x');
     // A failure in the session is retried as usual.
     transport().failures.push('CONNECTIONLOSS');
@@ -137,15 +146,17 @@ describe('ZkClient (in-memory fake)', () => {
     // The session ends and the client gets a new one.
     const first = transport();
     first.disconnect();
-    zk.expire(session);
+    zk.expire(session.id);
     first.connect();
     await client.blockUntilConnected({ timeoutMs: 1_000 });
-    expect(client.sessionId).not.toBe(session);
+    expect(client.sessionId).not.toBe(session.id);
+    expect(session.isEnded).toBe(true);
+    expect(session.signal.reason).toMatchObject({ code: 'SESSION_LOST', reason: 'expired' });
     const before = zk.calls.length;
-    await expect(client.getChildren('/', { session })).rejects.toMatchObject({ code: 'SESSIONEXPIRED' });
-    await expect(client.exists('/p', { session, watcher: () => undefined })).rejects.toMatchObject({ code: 'SESSIONEXPIRED' });
+    await expect(client.getChildren('/', { session })).rejects.toMatchObject({ code: 'SESSION_LOST' });
+    await expect(client.exists('/p', { session, watcher: () => undefined })).rejects.toMatchObject({ code: 'SESSION_LOST' });
     expect(zk.calls.slice(before)).toEqual([]);
-    await expect(client.getData('/p', { session: 0n })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(client.getData('/p', { session: 0n as never })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(client.getData('/p', { session: 7 as never })).rejects.toBeInstanceOf(InvalidArgumentError);
     await client.close();
   });

@@ -6,6 +6,7 @@ import type { RetryPolicy } from '../retry';
 import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
 import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
+import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
 /** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
@@ -46,6 +47,12 @@ export interface ZkClientOptions {
   /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
   defaultData?: Buffer;
   /**
+   * The largest request the servers accept, in bytes: their jute.maxbuffer (ZooKeeper's default,
+   * 1 MiB less one byte, unless they are configured otherwise). Every request is checked against it
+   * before it is sent: a server drops the connection of a client that sends a larger one.
+   */
+  maxRequestBytes?: number;
+  /**
    * How the client speaks to ZooKeeper: 'protocol' (the default), ZooKeeper's protocol in
    * TypeScript, which needs no compiler; or 'native', the ZooKeeper C client through the optional
    * `zookeeper` package, which must be built (`npm rebuild zookeeper`).
@@ -85,6 +92,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   aclProvider: undefined as AclProvider | undefined,
   canBeReadOnly: false,
   defaultData: Buffer.from(localAddress(), 'utf8'),
+  maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   transport: 'protocol' as TransportName,
 });
 
@@ -144,6 +152,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   if (transport === 'native' && options.transportFactory === undefined && (options.tls !== undefined || maxFrameBytes !== undefined)) {
     throw new UnsupportedError("tls and maxFrameBytes need transport 'protocol': the native binding has neither");
   }
+  const maxRequestBytes =
+    options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
   return Object.freeze({
     connectString,
     sessionTimeoutMs,
@@ -155,6 +165,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     aclProvider: options.aclProvider,
     canBeReadOnly,
     defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
+    maxRequestBytes,
     transport,
     tls: options.tls,
     maxFrameBytes,

@@ -11,15 +11,15 @@ export type ProtocolErrorKind = 'frameTooLarge' | 'malformed' | 'truncated' | 'u
 
 /**
  * The server sent bytes the client cannot trust. The connection is dropped and established again,
- * as after a network error; callers only see it as the `cause` of a CONNECTIONLOSS.
+ * as after a network error; callers only see it as the `cause` of a CONNECTIONLOSS. A library
+ * error: zk-recipes found it, the server did not answer with it.
  */
 export class ProtocolError extends ZkError {
   override name = 'ProtocolError';
   readonly kind: ProtocolErrorKind;
 
   constructor(kind: ProtocolErrorKind, message: string) {
-    // ZooKeeper's word for bytes that cannot be (un)marshalled.
-    super('MARSHALLINGERROR', message, { rc: -5 });
+    super('PROTOCOL_ERROR', message);
     this.kind = kind;
   }
 }

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import debug from 'debug';
-import { InvalidArgumentError, ZkError } from '../errors';
+import { InvalidArgumentError, ZkError, serverError } from '../errors';
 import type {
   ACL,
   AddWatchMode,
@@ -696,7 +696,7 @@ export class ProtocolTransport implements Transport {
     if (!(failure instanceof Failure)) {
       return failure instanceof ZkError ? failure : new ZkError('SYSTEMERROR', `unexpected failure at ${path}`, { path, cause: failure });
     }
-    return ZkError.fromReturnCode(failure.rc, path, failure.cause);
+    return serverError(failure.rc, { path, cause: failure.cause });
   }
 
   private server(path: string): string {

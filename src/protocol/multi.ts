@@ -3,7 +3,7 @@
  * ended by a header with `done` set, both ways (ZooKeeper's MultiOperationRecord and
  * MultiResponse).
  */
-import { ZK_RETURN_CODES } from '../errors';
+import { SERVER_ERROR_CODES } from '../errors';
 import type { ACL, Op, OpResult, ReadOp, ReadResult } from '../transport/Transport';
 import { JuteReader, JuteWriter } from './jute';
 import { CreateFlags, OpCode } from './opcodes';
@@ -25,7 +25,7 @@ import {
 
 /** The name of a reply's error code ('OK' for 0), as ZkError codes are named. */
 export function codeName(rc: number): string {
-  return rc === 0 ? 'OK' : (ZK_RETURN_CODES[rc] ?? `UNKNOWN_${rc}`);
+  return rc === 0 ? 'OK' : ((SERVER_ERROR_CODES as Record<number, string>)[rc] ?? `UNKNOWN_${rc}`);
 }
 
 function header(w: JuteWriter, type: number, done: boolean): void {

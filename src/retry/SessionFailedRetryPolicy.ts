@@ -1,10 +1,10 @@
-import { InvalidArgumentError, isZkError } from '../errors';
+import { InvalidArgumentError } from '../errors';
 import { describeValue } from '../validate';
-import { isRetryableError, type RetryPolicy } from './RetryPolicy';
+import { isRetryableError, isSessionEndedError, type RetryPolicy } from './RetryPolicy';
 
 /**
- * Wraps another policy and gives up when the session failed (a ZkError with code
- * 'SESSIONEXPIRED'), since retrying in the same session cannot succeed, and on every
+ * Wraps another policy and gives up when the session failed (the server's 'SESSIONEXPIRED', or the
+ * client's 'SESSION_LOST'), since retrying in the same session cannot succeed, and on every
  * non-retryable error; any other error is decided by the delegate.
  */
 export class SessionFailedRetryPolicy implements RetryPolicy {
@@ -20,9 +20,9 @@ export class SessionFailedRetryPolicy implements RetryPolicy {
     this.delegate = delegate;
   }
 
-  /** False for SESSIONEXPIRED and non-retryable errors; otherwise what the delegate returns. */
+  /** False for an ended session and non-retryable errors; otherwise what the delegate returns. */
   allowRetry(retryCount: number, elapsedMs: number, error: unknown): number | false {
-    if (!isRetryableError(error) || isZkError(error, 'SESSIONEXPIRED')) return false;
+    if (!isRetryableError(error) || isSessionEndedError(error)) return false;
     return this.delegate.allowRetry(retryCount, elapsedMs, error);
   }
 }

@@ -1,5 +1,5 @@
 /** Retry policies with Apache Curator's semantics. */
-export { isRetryableError, type RetryPolicy } from './RetryPolicy';
+export { isRetryableError, isSessionEndedError, type RetryPolicy } from './RetryPolicy';
 export { SleepingRetry } from './SleepingRetry';
 export { ExponentialBackoffRetry, type ExponentialBackoffRetryOptions } from './ExponentialBackoffRetry';
 export {

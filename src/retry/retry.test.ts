@@ -1,4 +1,4 @@
-import { InvalidArgumentError, ZkError } from '../errors';
+import { InvalidArgumentError, serverError, ZkError } from '../errors';
 import {
   BoundedExponentialBackoffRetry,
   ExponentialBackoffRetry,
@@ -51,8 +51,8 @@ describe('isRetryableError', () => {
   });
 
   it('is true for an error built from a return code', () => {
-    expect(isRetryableError(ZkError.fromReturnCode(-4, '/a'))).toBe(true);
-    expect(isRetryableError(ZkError.fromReturnCode(-101, '/a'))).toBe(false);
+    expect(isRetryableError(serverError(-4, { path: '/a' }))).toBe(true);
+    expect(isRetryableError(serverError(-101, { path: '/a' }))).toBe(false);
   });
 
   it.each([

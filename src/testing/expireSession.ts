@@ -1,16 +1,19 @@
 import { InvalidArgumentError, TimeoutError } from '../errors';
 import { createProtocolTransport } from '../protocol/ProtocolTransport';
 
-/** A session to expire: its id, password and where its servers are. */
-export interface SessionCredentials {
-  readonly connectString: string;
-  readonly sessionId: bigint;
-  readonly sessionPassword: string;
-}
+import type { HasSessionCredentials, SessionCredentials } from '../client/SessionCredentials';
 
-/** Anything that can say which session it holds, such as a ZkClient. */
-export interface HasSessionCredentials {
-  getSessionCredentials(): SessionCredentials;
+export type { HasSessionCredentials, SessionCredentials };
+
+/** Options of `expireSession`. */
+export interface ExpireSessionOptions {
+  /** Give up after this long with TimeoutError. Default 30 s. */
+  timeoutMs?: number;
+  /**
+   * Where to reach the session's servers, when not where the client connects: a client behind a
+   * FaultProxy that is cut can only be expired through the servers themselves.
+   */
+  connectString?: string;
 }
 
 /**
@@ -18,8 +21,10 @@ export interface HasSessionCredentials {
  * password and closes it, so the server ends the session and deletes its ephemeral nodes. The
  * original holder then finds its session expired when it next talks to the server.
  */
-export async function expireSession(target: SessionCredentials | HasSessionCredentials, timeoutMs = 30_000): Promise<void> {
-  const creds = 'getSessionCredentials' in target ? target.getSessionCredentials() : target;
+export async function expireSession(target: SessionCredentials | HasSessionCredentials, options: number | ExpireSessionOptions = {}): Promise<void> {
+  const { timeoutMs = 30_000, connectString } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const own = 'getSessionCredentials' in target ? target.getSessionCredentials() : target;
+  const creds = connectString === undefined ? own : { ...own, connectString };
   if (typeof creds.sessionId !== 'bigint' || creds.sessionId === 0n) {
     throw new InvalidArgumentError('expireSession needs a connected session (sessionId is 0)');
   }
@@ -57,7 +62,8 @@ async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Pro
       });
     });
   } finally {
-    // Waits for the server to end the session, so the next attach finds it expired.
+    // The close request leaves at once, before the session's own client can take it back; the
+    // wait is for the server to end the session, so that the next attach finds it expired.
     await handle.close();
   }
 }

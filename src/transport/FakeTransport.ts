@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ZkError } from '../errors';
+import { serverError, type ServerErrorCode } from '../errors';
 import type { ACL, CreateMode, Stat, Transport, TransportEvents, TransportOptions, Watcher } from './Transport';
 
 interface FakeNode {
@@ -90,7 +90,7 @@ export class FakeTransport implements Transport {
   private closedValue = false;
   private connectedNow = false;
   /** Codes the next calls fail with, in order, before reaching the tree. */
-  readonly failures: string[] = [];
+  readonly failures: ServerErrorCode[] = [];
   lastHeardAt = 0;
   readonly lastConnectError: Error | undefined = undefined;
 
@@ -147,10 +147,10 @@ export class FakeTransport implements Transport {
 
   private op<T>(name: string, path: string, fn: () => T): Promise<T> {
     this.zk.calls.push(`${name} ${path}`);
-    if (this.closedValue) return Promise.reject(ZkError.fromReturnCode(-116, path));
-    if (!this.connectedNow) return Promise.reject(ZkError.fromReturnCode(-4, path));
+    if (this.closedValue) return Promise.reject(serverError(-116, { path }));
+    if (!this.connectedNow) return Promise.reject(serverError(-4, { path }));
     const failure = this.failures.shift();
-    if (failure) return Promise.reject(new ZkError(failure, `${failure} (scripted)`, { path }));
+    if (failure) return Promise.reject(serverError(failure, { path, message: `${failure} (scripted)` }));
     this.lastHeardAt = performance.now();
     try {
       return Promise.resolve(fn());
@@ -161,7 +161,7 @@ export class FakeTransport implements Transport {
 
   private node(path: string): FakeNode {
     const n = this.zk.nodes.get(path);
-    if (!n) throw ZkError.fromReturnCode(-101, path);
+    if (!n) throw serverError(-101, { path });
     return n;
   }
 
@@ -173,10 +173,10 @@ export class FakeTransport implements Transport {
   create(path: string, data: Buffer, mode: CreateMode): Promise<string> {
     return this.op('create', path, () => {
       const parent = this.node(parentOf(path));
-      if (parent.ephemeralOwner !== 0n) throw ZkError.fromReturnCode(-108, path);
+      if (parent.ephemeralOwner !== 0n) throw serverError(-108, { path });
       let full = path;
       if (mode.includes('SEQUENTIAL')) full = `${path}${String(parent.sequence).padStart(10, '0')}`;
-      if (this.zk.nodes.has(full)) throw ZkError.fromReturnCode(-110, full);
+      if (this.zk.nodes.has(full)) throw serverError(-110, { path: full });
       parent.sequence++;
       parent.cversion++;
       parent.pzxid = this.zk.tick();
@@ -188,8 +188,8 @@ export class FakeTransport implements Transport {
   delete(path: string, version: number): Promise<void> {
     return this.op('delete', path, () => {
       const n = this.node(path);
-      if (version !== -1 && version !== n.version) throw ZkError.fromReturnCode(-103, path);
-      if (this.children(path).length > 0) throw ZkError.fromReturnCode(-111, path);
+      if (version !== -1 && version !== n.version) throw serverError(-103, { path });
+      if (this.children(path).length > 0) throw serverError(-111, { path });
       this.zk.nodes.delete(path);
       const parent = this.zk.nodes.get(parentOf(path));
       if (parent) parent.pzxid = this.zk.tick();
@@ -213,7 +213,7 @@ export class FakeTransport implements Transport {
   setData(path: string, data: Buffer, version: number): Promise<Stat> {
     return this.op('setData', path, () => {
       const n = this.node(path);
-      if (version !== -1 && version !== n.version) throw ZkError.fromReturnCode(-103, path);
+      if (version !== -1 && version !== n.version) throw serverError(-103, { path });
       n.data = data;
       n.version++;
       n.mzxid = this.zk.tick();

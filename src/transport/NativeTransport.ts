@@ -2,12 +2,12 @@
  * The one door to the native client: the only module that imports `zookeeper`.
  *
  * It turns the binding's snake_case, callback-style calls into the `Transport` interface, its
- * return codes into `ZkError`s, its hex session ids into bigints, and its stats into `Stat`s.
+ * return codes into `ServerError`s, its hex session ids into bigints, and its stats into `Stat`s.
  */
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
-import { InvalidArgumentError, ZkError } from '../errors';
+import { InvalidArgumentError, serverError, ServerError } from '../errors';
 import type {
   ACL,
   CloseReason,
@@ -58,6 +58,10 @@ const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
  */
 const NATIVE_LOG_LEVEL = Math.max(0, Math.min(4, Number(process.env.ZK_RECIPES_NATIVE_LOG_LEVEL ?? 0) || 0));
 const AUTH_FAILED_STATE = C.ZOO_AUTH_FAILED_STATE;
+
+/** How long `close()` waits for a safe moment to close the native handle before it resolves anyway. */
+const CLOSE_WAIT_MS = 1_000;
+
 
 /**
  * The binding closes a handle as "expired" after this many consecutive empty reads from the
@@ -132,7 +136,7 @@ export class NativeTransport implements Transport {
   /** Resolves once the current native handle is initialised; each handle has its own. */
   private opening!: Promise<void>;
   /** Rejecters of the calls waiting for a reply, so a dropped connection can fail them at once. */
-  private readonly pending = new Set<(err: ZkError) => void>();
+  private readonly pending = new Set<(err: ServerError) => void>();
   /** The native watches outstanding, each to be told 'notWatching' if its handle is replaced. */
   private readonly watching = new Set<() => void>();
   /** The session as of the last connection: a replacement handle keeps it until it connects. */
@@ -247,13 +251,61 @@ export class NativeTransport implements Transport {
     this.events.off(event, listener);
   }
 
+  /**
+   * Closes the handle now, whatever that costs: the C client may hold the thread up to 1.5 s for
+   * the server's answer. For the testing harness's expireSession only, which must close a second
+   * handle on a session before the session's own client can take it back.
+   */
+  closeAtOnce(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.nudgeTimer);
+    if (this.opened) this.native.close();
+  }
+
+  /**
+   * Closes the handle without blocking the event loop. The C client's close sends the close request
+   * and then waits, holding the thread, up to 1.5 s for the server's answer (after up to 3 s to send
+   * it) when it believes it is connected: a paused server, or a network silently down, froze the
+   * whole process, and a lock holder's SUSPENDED came too late. So the handle is closed only once
+   * that cannot block: when the server has just answered a probe (it answers the close as fast), or
+   * when the C client has given the connection up (it then sends nothing). The promise resolves then,
+   * or after CLOSE_WAIT_MS with the close still to come.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
     log('closing handle of session 0x%s', this.idHex);
     // A handle not yet initialised has nothing to close.
-    if (this.opened) this.native.close();
+    if (!this.opened) return;
+    const native = this.native;
+    // Not connected, the close sends nothing.
+    if (native.state !== CONNECTED_STATE) {
+      native.close();
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timers: { poll?: NodeJS.Timeout; bound?: NodeJS.Timeout } = {};
+      let done = false;
+      const closeNow = () => {
+        if (done) return;
+        done = true;
+        clearInterval(timers.poll);
+        clearTimeout(timers.bound);
+        native.close();
+        resolve();
+      };
+      // Never from inside the binding's own processing (see the class comment).
+      const probed = native.a_exists('/', false, () => setImmediate(closeNow));
+      // A send that found the connection reset closed the C client's socket inside the call: close
+      // the handle at once, which stops its poll before another socket can take the number.
+      if (probed !== 0 || native.state !== CONNECTED_STATE) return closeNow();
+      timers.poll = setInterval(() => {
+        if (native.state !== CONNECTED_STATE) closeNow();
+      }, 50).unref();
+      timers.bound = setTimeout(resolve, CLOSE_WAIT_MS).unref();
+    });
   }
 
   /**
@@ -304,9 +356,9 @@ export class NativeTransport implements Transport {
    */
   private call<T>(path: string, start: (done: (rc: number, ...rest: any[]) => void) => number, map: (...rest: any[]) => T): Promise<T> {
     // Between a dropped connection and its replacement handle's init there is no connection.
-    if (!this.opened && !this.closed) return Promise.reject(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
+    if (!this.opened && !this.closed) return Promise.reject(serverError(C.ZCONNECTIONLOSS, { path }));
     const result = new Promise<T>((resolve, reject) => {
-      const fail = (err: ZkError) => {
+      const fail = (err: ServerError) => {
         this.pending.delete(fail);
         reject(err);
       };
@@ -320,19 +372,19 @@ export class NativeTransport implements Transport {
             resolve(map(...rest));
           } else if (DEFERRED_CODES.has(code)) {
             // The connection went: the C client may have just closed its socket (see the class comment).
-            const err = ZkError.fromReturnCode(code, path);
+            const err = serverError(code, { path });
             setImmediate(() => fail(err));
           } else {
-            fail(ZkError.fromReturnCode(code, path));
+            fail(serverError(code, { path }));
           }
         });
       } catch (err) {
-        fail(new ZkError('SYSTEMERROR', `native call failed at ${path}`, { path, cause: err }));
+        fail(serverError('SYSTEMERROR', { path, cause: err, message: `native call failed at ${path}` }));
         return;
       }
       if (rc !== 0) {
         // A closed handle reports ZINVALIDSTATE; the session is gone from this handle's view.
-        fail(ZkError.fromReturnCode(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, path));
+        fail(serverError(this.closed && rc === C.ZINVALIDSTATE ? C.ZSESSIONEXPIRED : rc, { path }));
       }
     });
     if (this.live && this.native.state !== CONNECTED_STATE) this.onDroppedDuringCall(path);
@@ -354,7 +406,7 @@ export class NativeTransport implements Transport {
       this.replaceHandle();
       this.nudge();
     }
-    for (const fail of [...this.pending]) fail(ZkError.fromReturnCode(C.ZCONNECTIONLOSS, path));
+    for (const fail of [...this.pending]) fail(serverError(C.ZCONNECTIONLOSS, { path }));
     this.events.emit('connecting');
   }
 
@@ -385,7 +437,7 @@ export class NativeTransport implements Transport {
     map: (...rest: any[]) => T,
   ): Promise<T> {
     const native = this.nativeWatcher(watcher, path);
-    return this.call(path, (cb) => start(native, cb), map).catch((err: ZkError) => {
+    return this.call(path, (cb) => start(native, cb), map).catch((err: ServerError) => {
       if (!(setOnNoNode && err.code === 'NONODE')) this.watching.delete(native.unwatch);
       throw err;
     });
@@ -431,7 +483,7 @@ export class NativeTransport implements Transport {
     const found = watcher
       ? this.watchedCall(path, watcher, true, (w, cb) => this.native.aw_exists(path, w, cb), map)
       : this.call(path, (cb) => this.native.a_exists(path, false, cb), map);
-    return found.catch((err: ZkError) => {
+    return found.catch((err: ServerError) => {
       if (err.code === 'NONODE') return null;
       throw err;
     });

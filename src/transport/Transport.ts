@@ -207,5 +207,17 @@ export interface Transport {
   whoAmI?(): Promise<ClientIdentity[]>;
 }
 
+/** The operations a transport may lack. */
+export type OptionalOperation =
+  | 'create2'
+  | 'multi'
+  | 'multiRead'
+  | 'addWatch'
+  | 'removeWatches'
+  | 'checkWatches'
+  | 'getEphemerals'
+  | 'getAllChildrenNumber'
+  | 'whoAmI';
+
 /** Builds a transport for a session attempt. */
 export type TransportFactory = (options: TransportOptions) => Transport;

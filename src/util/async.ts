@@ -1,22 +1,23 @@
 /** Small promise helpers shared by the client and the recipes. */
+import { startTimer } from './timers';
 
 /** The reason an aborted signal carries, as an Error. */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+/** Resolves after `ms` (however large), or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      clearTimeout(timer);
+      cancel();
       reject(abortReason(signal as AbortSignal));
     };
-    const timer = setTimeout(() => {
+    const cancel = startTimer(ms, () => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    });
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -1,6 +1,7 @@
-import { LeaderLatch } from '../../../recipes/leader';
+import { LeaderLatch, LeaderLatchClosedError, LeaderTimeoutError } from '../../../recipes/leader';
 import { sequenceOf, sortLockNodes } from '../../../recipes/locks';
-import type { ZkClient } from '../../../src';
+import { once } from 'node:events';
+import { InvalidArgumentError, MAX_DATA_BYTES, TimeoutError, type ZkClient } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
 import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
 import { InstrumentedTransports } from '../../instrumentedTransports';
@@ -55,7 +56,7 @@ describe('LeaderLatch', () => {
     const client = await connect();
     const a = latch(client, 'node-a');
     a.start();
-    expect(await a.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await a.await({ timeoutMs: timing(10_000) });
     expect(a.hasLeadership).toBe(true);
     expect(a.ourPath).toMatch(LATCH_NODE);
     const { data, stat } = await client.getData(a.ourPath as string);
@@ -147,7 +148,7 @@ describe('LeaderLatch', () => {
     const [a, b] = [latch(first, 'a'), latch(first, 'b')];
     const c = latch(third, 'c');
     await startInOrder([a, b]);
-    expect(await a.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await a.await({ timeoutMs: timing(10_000) });
 
     // C's first listing still shows B; B leaves before C acts on it.
     const bNode = b.ourPath as string;
@@ -257,7 +258,7 @@ describe('LeaderLatch', () => {
     l.start();
     // The latch reads the node before leading, sees the owner, deletes the node and joins again.
     expect(await gone.next).toBe('deleted');
-    expect(await l.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await l.await({ timeoutMs: timing(10_000) });
     expect(leadingWith).toHaveLength(1);
     expect(leadingWith[0]).not.toBe(stale);
     expect((await admin.exists(leadingWith[0] as string))?.ephemeralOwner).toBe(client.sessionId);
@@ -373,22 +374,23 @@ describe('LeaderLatch', () => {
     expect((await client.exists(l.ourPath as string))?.ephemeralOwner).toBe(client.sessionId);
   });
 
-  it('await(): true at once for a leader, false on timeout and when closed, rejects on abort', async () => {
+  it('await(): resolves at once for a leader; rejects on timeout, when not started or closed, and on abort', async () => {
     const client = await connect();
     const a = latch(client, 'a');
     const b = latch(client, 'b');
-    expect(await b.await({ timeoutMs: 0 })).toBe(false); // not started
+    await expect(b.await({ timeoutMs: 0 })).rejects.toMatchObject({ code: 'LATCH_CLOSED', message: expect.stringContaining('not started') });
     await startInOrder([a, b]);
-    expect(await a.await()).toBe(true);
-    expect(await b.await({ timeoutMs: 50 })).toBe(false);
+    await a.await();
+    await expect(b.await({ timeoutMs: 50 })).rejects.toBeInstanceOf(LeaderTimeoutError);
+    await expect(b.await({ timeoutMs: 50 })).rejects.toBeInstanceOf(TimeoutError);
     const aborter = new AbortController();
     const aborted = b.await({ signal: aborter.signal });
     aborter.abort(new Error('stop'));
     await expect(aborted).rejects.toThrow('stop');
-    const pending = b.await();
+    const pending = expect(b.await()).rejects.toBeInstanceOf(LeaderLatchClosedError);
     await b.close();
-    expect(await pending).toBe(false);
-    expect(await b.await()).toBe(false);
+    await pending;
+    await expect(b.await()).rejects.toBeInstanceOf(LeaderLatchClosedError);
   });
 
   it('a throwing listener does not break the latch or the other listeners', async () => {
@@ -400,13 +402,17 @@ describe('LeaderLatch', () => {
       throw new Error('listener bug');
     });
     b.on('isLeader', () => heard.push('isLeader'));
-    const off = b.on('notLeader', () => heard.push('removed'));
-    off();
+    const removed = () => heard.push('removed');
+    b.on('notLeader', removed);
+    b.off('notLeader', removed);
     await startInOrder([a, b]);
     await a.close();
-    expect(await b.await({ timeoutMs: timing(10_000) })).toBe(true);
+    await b.await({ timeoutMs: timing(10_000) });
     expect(heard).toEqual(['isLeader']);
-    expect(() => b.on('nope' as 'isLeader', () => undefined)).toThrow(/unknown event/);
+    // A real EventEmitter: events.once works.
+    const notLeader = once(b, 'notLeader');
+    await b.close();
+    await expect(notLeader).resolves.toEqual([]);
   });
 
   it("close modes: 'silent' says nothing, 'notifyLeader' calls notLeader; close is idempotent", async () => {
@@ -432,7 +438,7 @@ describe('LeaderLatch', () => {
     l.start();
     const leading = l.await({ timeoutMs: timing(60_000) });
     await server.start();
-    expect(await leading).toBe(true);
+    await leading;
     expect((await client.getData(l.ourPath as string)).data.toString()).toBe('early');
   });
 
@@ -442,6 +448,13 @@ describe('LeaderLatch', () => {
     expect(() => new LeaderLatch(client, '/')).toThrow(/root/);
     expect(() => new LeaderLatch(client, path, { closeMode: 'loud' as 'silent' })).toThrow(/closeMode/);
     expect(() => new LeaderLatch(client, path, { id: 5 as unknown as string })).toThrow(/id must be a string/);
+    // Checked when built, so that a latch never fails to join for it: an id that cannot be written,
+    // a client that is not one, a path in ZooKeeper's own subtree.
+    expect(() => new LeaderLatch(client, path, { id: 'x'.repeat(MAX_DATA_BYTES + 1) })).toThrow(InvalidArgumentError);
+    // Within the data limit, but not with a path this long.
+    expect(() => new LeaderLatch(client, `/${'p'.repeat(1_100)}`, { id: 'x'.repeat(MAX_DATA_BYTES) })).toThrow(/request/);
+    expect(() => new LeaderLatch(null as unknown as ZkClient, path)).toThrow(InvalidArgumentError);
+    expect(() => new LeaderLatch(client, '/zookeeper/latch')).toThrow(/reserved/);
     const l = latch(client, 'x');
     l.start();
     expect(() => l.start()).toThrow(/starts once/);

@@ -6,7 +6,7 @@ import { describeLockContract } from './lockContract';
 // Two InterProcessMutexes, which are re-entrant per async context: so is the multi-lock.
 describeLockContract('InterProcessMultiLock', {
   make: (client, path) => new InterProcessMultiLock(client, [`${path}/a`, `${path}/b`]),
-  reentrant: true,
+  reentrant: 'scope',
   nodes: async (client, path) => [
     ...(await childrenOf(client, `${path}/a`)).map((c) => `a/${c}`),
     ...(await childrenOf(client, `${path}/b`)).map((c) => `b/${c}`),

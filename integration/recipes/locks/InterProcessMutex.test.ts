@@ -4,6 +4,6 @@ import { describeLockContract } from './lockContract';
 
 describeLockContract('InterProcessMutex', {
   make: (client, path) => new InterProcessMutex(client, path),
-  reentrant: true,
+  reentrant: 'lease',
   nodes: childrenOf,
 });

@@ -34,7 +34,7 @@ function mulberry32(seed: number): () => number {
 
 describeLockContract('InterProcessReadWriteLock.writeLock', {
   make: (client, path) => new InterProcessReadWriteLock(client, path).writeLock(),
-  reentrant: true,
+  reentrant: 'lease',
   nodes: childrenOf,
 });
 
@@ -93,6 +93,8 @@ describe('InterProcessReadWriteLock', () => {
     expect(await other.writeLock().tryAcquire()).toBeUndefined();
     await expect(other.readLock().acquire({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     await expect(other.writeLock().acquire({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
+    // A timed-out attempt returns by its deadline and leaves its node's delete to the background.
+    await eventually('the timed-out nodes to go', async () => (await childrenOf(a, path)).length === 1);
     expect(await childrenOf(a, path)).toEqual([nameOf(write.node)]);
 
     const reader = track(other.readLock().acquire({ timeoutMs: timing(20_000) }));
@@ -138,21 +140,21 @@ describe('InterProcessReadWriteLock', () => {
     await read.release();
   });
 
-  it('is re-entrant for reads and for writes in one context', async () => {
+  it('is re-entrant for reads and for writes, given the lease', async () => {
     const [a, b] = await Promise.all([connect(), connect()]);
     const lock = rwlock(a);
     const outer = await lock.readLock().acquire();
-    const inner = await lock.readLock().acquire({ timeoutMs: 0 });
+    const inner = await lock.readLock().acquire({ reenter: outer });
     expect(inner.node).toBe(outer.node);
     expect(await childrenOf(a, path)).toHaveLength(1);
     await inner.release();
-    expect(lock.readLock().isOwnedByCurrentContext()).toBe(true);
+    expect(lock.readLock().isAcquiredInThisProcess()).toBe(true);
     expect(await rwlock(b).writeLock().tryAcquire()).toBeUndefined();
     await outer.release();
     expect(lock.readLock().isAcquiredInThisProcess()).toBe(false);
 
     const write = await lock.writeLock().acquire();
-    const again = await lock.writeLock().acquire({ timeoutMs: 0 });
+    const again = await lock.writeLock().acquire({ reenter: write });
     expect(again.node).toBe(write.node);
     await again.release();
     expect(await rwlock(b).readLock().tryAcquire()).toBeUndefined();
@@ -167,7 +169,7 @@ describe('InterProcessReadWriteLock', () => {
     const waiting = track(rwlock(b).writeLock().acquire({ timeoutMs: timing(30_000) }));
     await queued(a, 2);
 
-    const read = await lockA.readLock().acquire({ timeoutMs: 0 });
+    const read = await lockA.readLock().acquire({ reenter: write });
     const sequence = nameOf(write.node).slice(-10);
     expect(nameOf(read.node)).toMatch(READ_NODE);
     expect(nameOf(read.node).endsWith(`__READ__${sequence}`)).toBe(true);
@@ -175,8 +177,8 @@ describe('InterProcessReadWriteLock', () => {
     expect(readStat?.ephemeralOwner).toBe(a.sessionId);
 
     await write.release();
-    expect(lockA.readLock().isOwnedByCurrentContext()).toBe(true);
-    expect(lockA.writeLock().isOwnedByCurrentContext()).toBe(false);
+    expect(lockA.readLock().isAcquiredInThisProcess()).toBe(true);
+    expect(lockA.writeLock().isAcquiredInThisProcess()).toBe(false);
     // B wakes when the write node goes, lists again, finds our read node ahead of it and watches
     // it: once the server shows that watch, B has decided to wait.
     const bSession = `0x${b.sessionId.toString(16)}`;
@@ -208,12 +210,14 @@ describe('InterProcessReadWriteLock', () => {
     const started = Date.now();
     const err = await lock
       .writeLock()
-      .acquire({ timeoutMs: timing(10_000) })
+      .acquire({ timeoutMs: timing(10_000), reenter: read })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LockUpgradeError);
     expect(err).toMatchObject({ code: 'LOCK_UPGRADE', path });
     expect(Date.now() - started).toBeLessThan(timing(1_000));
-    await expect(lock.writeLock().tryAcquire()).rejects.toBeInstanceOf(LockUpgradeError);
+    await expect(lock.writeLock().tryAcquire({ reenter: read })).rejects.toBeInstanceOf(LockUpgradeError);
+    // Inside the read lock's runExclusive, without being told.
+    await expect(lock.readLock().runExclusive(() => lock.writeLock().acquire({ timeoutMs: timing(10_000) }))).rejects.toBeInstanceOf(LockUpgradeError);
     expect(await childrenOf(a, path)).toEqual([nameOf(read.node)]);
     await read.release();
     // Without the read lock, the same context takes the write lock as usual.

@@ -1,4 +1,4 @@
-import type { ZkClient } from '../../../src';
+import { InvalidArgumentError, type ZkClient } from '../../../src';
 import { LockTimeoutError, NotLockOwnerError, type InterProcessLock, type Lease } from '../../../recipes/locks';
 import { TestingServer } from '../../../src/testing';
 import { Clients, eventually, randomRoot, timing } from '../../helpers';
@@ -6,8 +6,11 @@ import { Clients, eventually, randomRoot, timing } from '../../helpers';
 export interface LockUnderTest {
   /** A lock object on `path` for `client`. Two objects on one path are separate contenders. */
   make(client: ZkClient, path: string): InterProcessLock;
-  /** Nested acquires in one context count (InterProcessMutex) rather than wait (InterProcessSemaphoreMutex). */
-  reentrant: boolean;
+  /**
+   * How the lock re-enters: 'lease' (given the held lease, and inside runExclusive), 'scope' (inside
+   * runExclusive only), or false (never: InterProcessSemaphoreMutex).
+   */
+  reentrant: 'lease' | 'scope' | false;
   /** Lists the nodes a lock on `path` has right now (contenders and holders), to check nothing is left behind. */
   nodes(client: ZkClient, path: string): Promise<string[]>;
 }
@@ -122,27 +125,92 @@ export function describeLockContract(name: string, lut: LockUnderTest): void {
       await again?.release();
     });
 
-    it(lut.reentrant ? 'is re-entrant: nested acquires count, the lock goes at the last release' : 'is not re-entrant: a second acquire in the same context waits', async () => {
+    it('a second acquire from the same async flow is a new contender: it waits, and times out', async () => {
       const a = await connect();
-      const b = await connect();
       const lock = lut.make(a, path);
       const outer = await lock.acquire();
-      if (lut.reentrant) {
-        const inner = await lock.acquire({ timeoutMs: 1_000 });
+      await expect(lock.acquire({ timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+      expect(await lock.tryAcquire()).toBeUndefined();
+      await outer.release();
+      expect(lock.isAcquiredInThisProcess()).toBe(false);
+      await eventually('the timed-out node to go', async () => (await lut.nodes(a, path)).length === 0);
+    });
+
+    it('excludes concurrent flows of one process on one lock object: Promise.all, and timers started while it is held', async () => {
+      const a = await connect();
+      const lock = lut.make(a, path);
+      let inside = 0;
+      let most = 0;
+      const tokens: bigint[] = [];
+      const work = async () => {
+        const lease = await lock.acquire({ timeoutMs: timing(30_000) });
+        inside++;
+        most = Math.max(most, inside);
+        tokens.push(lease.fencingToken);
+        await new Promise((r) => setTimeout(r, 20));
+        inside--;
+        await lease.release();
+      };
+      await Promise.all([work(), work(), work()]);
+      // A flow that holds the lock starts timers; each timer's acquire waits its turn.
+      const held = await lock.acquire();
+      const whileHeld = (await lut.nodes(a, path)).length;
+      const timers = [1, 2].map(() => new Promise<void>((resolve, reject) => setTimeout(() => work().then(resolve, reject), 10)));
+      // Both timers' acquires are queued behind the hold, and neither got in.
+      await eventually('both timers queued', async () => (await lut.nodes(a, path)).length >= whileHeld + 2);
+      expect(inside).toBe(0);
+      await held.release();
+      await Promise.all(timers);
+      expect(most).toBe(1);
+      expect(new Set(tokens).size).toBe(tokens.length);
+    });
+
+    if (lut.reentrant) {
+      it('re-enters inside runExclusive: nested acquires count, and the lock goes at the last release', async () => {
+        const a = await connect();
+        const b = await connect();
+        const lock = lut.make(a, path);
+        await lock.runExclusive(async () => {
+          const inner = await lock.acquire({ timeoutMs: timing(1_000) });
+          await inner.release();
+          expect(lock.isAcquiredInThisProcess()).toBe(true);
+          expect(await lut.make(b, path).tryAcquire()).toBeUndefined();
+          // And from a flow the callback starts.
+          await new Promise<void>((resolve, reject) => setImmediate(() => lock.acquire({ timeoutMs: timing(1_000) }).then((l) => l.release()).then(resolve, reject)));
+        });
+        expect(lock.isAcquiredInThisProcess()).toBe(false);
+        const other = await lut.make(b, path).tryAcquire();
+        expect(other).toBeDefined();
+        await other?.release();
+      });
+    }
+
+    if (lut.reentrant === 'lease') {
+      it('re-enters given the held lease; a lease of another lock is refused', async () => {
+        const a = await connect();
+        const b = await connect();
+        const lock = lut.make(a, path);
+        const outer = await lock.acquire();
+        const inner = await lock.acquire({ reenter: outer, timeoutMs: timing(1_000) });
         expect(inner.node).toBe(outer.node);
         await inner.release();
-        expect(lock.isAcquiredInThisProcess()).toBe(true);
+        expect(inner.signal.aborted).toBe(true);
+        expect(outer.signal.aborted).toBe(false);
         expect(await lut.make(b, path).tryAcquire()).toBeUndefined();
+        const otherLock = lut.make(a, `${path}-other`);
+        await expect(otherLock.acquire({ reenter: outer })).rejects.toBeInstanceOf(InvalidArgumentError);
         await outer.release();
-      } else {
-        await expect(lock.acquire({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
+        expect(lock.isAcquiredInThisProcess()).toBe(false);
+      });
+    } else {
+      it('refuses reenter', async () => {
+        const a = await connect();
+        const lock = lut.make(a, path);
+        const outer = await lock.acquire();
+        await expect(lock.acquire({ reenter: outer })).rejects.toBeInstanceOf(InvalidArgumentError);
         await outer.release();
-      }
-      expect(lock.isAcquiredInThisProcess()).toBe(false);
-      const other = await lut.make(b, path).tryAcquire();
-      expect(other).toBeDefined();
-      await other?.release();
-    });
+      });
+    }
 
     it('refuses a release by a non-owner; a lease releases once', async () => {
       const a = await connect();

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const [connectString, path, lockPath, sessionTimeoutMs] = process.argv.slice(2);
   const client = new ZkClient({ connectString, sessionTimeoutMs: Number(sessionTimeoutMs), transport: TEST_TRANSPORT });
   client.start();
-  if (!(await client.blockUntilConnected({ timeoutMs: 30_000 }))) throw new Error('no connection');
+  await client.blockUntilConnected({ timeoutMs: 30_000 });
   const queue = new DistributedQueue<string>(client, path, { lockPath });
   queue.start(async (item) => {
     process.stdout.write(`${JSON.stringify({ item, session: client.sessionId.toString(16) })}\n`);

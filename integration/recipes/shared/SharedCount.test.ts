@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { ZkClient } from '../../../src';
 import { InvalidArgumentError } from '../../../src';
 import { TestingServer } from '../../../src/testing';
@@ -65,5 +66,31 @@ describe('SharedCount', () => {
     expect(reader.getVersionedValue()).toEqual({ count: 4, version: 2 });
     expect(await reader.trySetCount(7, 2)).toBe(true);
     expect(reader.getCount()).toBe(7);
+  });
+
+  it('follows the node through a delete and a re-create: the new count is seen, and trySetCount works on the new node', async () => {
+    const a = await connect();
+    const b = await connect();
+    const count = await started(a, 1);
+    await count.setCount(5);
+    expect(count.getVersionedValue()).toEqual({ count: 5, version: 1 });
+
+    const recreated = nextEvent<number>((done) => count.on('changed', (c) => c === 42 && done(c)), 'the count of the new node');
+    await b.delete(path);
+    await b.create(path, { data: encodeCount(42) });
+    expect(await recreated).toBe(42);
+    // The new node's version starts again at 0; an update against it succeeds.
+    expect(count.getVersionedValue()).toEqual({ count: 42, version: 0 });
+    expect(await count.trySetCount(43, 0)).toBe(true);
+    expect((await b.getData(path)).data).toEqual(encodeCount(43));
+  });
+
+  it('is an EventEmitter, and refuses a client that is not one', async () => {
+    const a = await connect();
+    const count = await started(a, 1);
+    const changed = once(count, 'changed');
+    await count.setCount(2);
+    expect(await changed).toEqual([2, 1]);
+    expect(() => new SharedCount(null as unknown as ZkClient, path, 1)).toThrow(InvalidArgumentError);
   });
 });

@@ -1,0 +1,175 @@
+import { TestingServer, expireSession } from '../../src/testing';
+import { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from '../../src/watch';
+import { Clients, isWatching, randomRoot, timing } from '../helpers';
+
+/** Collects a watch's values, and waits for one that matches. */
+class Values<T> {
+  readonly seen: Array<T | null> = [];
+  private waiters: Array<{ match: (v: T | null) => boolean; resolve: (v: T | null) => void }> = [];
+
+  readonly listener = (value: T | null) => {
+    this.seen.push(value);
+    for (const w of [...this.waiters]) {
+      if (w.match(value)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(value);
+      }
+    }
+  };
+
+  next(match: (v: T | null) => boolean, what: string, timeoutMs = timing(10_000)): Promise<T | null> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${what} within ${timeoutMs} ms; seen ${this.seen.length}`)), timeoutMs);
+      this.waiters.push({
+        match,
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+      });
+    });
+  }
+}
+
+const text = (v: NodeData | null) => v?.data.toString();
+
+describe('NodeWatch and ChildrenWatch', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  const watches: Array<{ close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+  });
+  afterEach(async () => {
+    await Promise.all(watches.splice(0).map((w) => w.close()));
+    await clients.closeAll();
+  });
+  afterAll(() => server.close());
+
+  const connect = () => clients.connect({ connectString: server.connectString });
+
+  it('follows a node through changes, deletion and re-creation, hearing each new value once', async () => {
+    const path = `${randomRoot('watch')}/node`;
+    const [client, writer] = [await connect(), await connect()];
+    const values = new Values<NodeData>();
+    const watch = new NodeWatch(client, path, values.listener);
+    watches.push(watch);
+    expect(await watch.start()).toBeNull();
+
+    const created = values.next((v) => text(v) === 'one', 'the creation');
+    await writer.create(path, { data: 'one', createParents: 'persistent' });
+    await created;
+    const changed = values.next((v) => text(v) === 'two', 'the change');
+    await writer.setData(path, 'two');
+    await changed;
+    const deleted = values.next((v) => v === null, 'the deletion');
+    await writer.delete(path);
+    await deleted;
+    const recreated = values.next((v) => text(v) === 'three', 'the re-creation');
+    await writer.create(path, { data: 'three' });
+    await recreated;
+    expect(values.seen.map(text)).toEqual(['one', 'two', undefined, 'three']);
+    // One watch outstanding for this session, whatever happened.
+    expect(await isWatching(server, path, client.sessionId)).toBe(true);
+  });
+
+  it('without `creation`, a missing node ends the watch, and a deleted one ends it after telling', async () => {
+    const path = `${randomRoot('watch')}/node`;
+    const [client, writer] = [await connect(), await connect()];
+    const ended: unknown[] = [];
+    const missing = new NodeWatch(client, path, () => undefined, { creation: false, onEnd: (r) => ended.push(r) });
+    expect(await missing.start()).toBeNull();
+    expect(missing.isClosed).toBe(true);
+    // No exists watch left on the missing node: it would never fire.
+    expect(await isWatching(server, path, client.sessionId)).toBe(false);
+
+    await writer.create(path, { data: 'x', createParents: 'persistent' });
+    const values = new Values<NodeData>();
+    const watch = new NodeWatch(client, path, values.listener, { creation: false, onEnd: (r) => ended.push(r) });
+    watches.push(watch);
+    expect(text(await watch.start())).toBe('x');
+    const gone = values.next((v) => v === null, 'the deletion');
+    await writer.delete(path);
+    await gone;
+    expect(watch.isClosed).toBe(true);
+    // The listener heard both: onEnd is for ends it was not told of.
+    expect(ended).toEqual([]);
+  });
+
+  it('pinned to a session, ends when the session does; unpinned, reads again in the next session', async () => {
+    const path = `${randomRoot('watch')}/node`;
+    const [client, writer] = [await connect(), await connect()];
+    await writer.create(path, { data: 'a', createParents: 'persistent' });
+    const session = client.session;
+    let endReason: unknown;
+    const ended = new Promise<void>((resolve) => {
+      const pinned = new NodeWatch(client, path, () => undefined, {
+        session,
+        onEnd: (reason) => {
+          endReason = reason;
+          resolve();
+        },
+      });
+      watches.push(pinned);
+      void pinned.start();
+    });
+    const values = new Values<NodeData>();
+    const follower = new NodeWatch(client, path, values.listener);
+    watches.push(follower);
+    await follower.start();
+
+    await expireSession(client);
+    await ended;
+    expect(endReason).toMatchObject({ code: 'SESSION_LOST' });
+    // The follower watches again in the new session: a change made after it is heard.
+    await client.blockUntilConnected({ timeoutMs: timing(20_000) });
+    const heard = values.next((v) => text(v) === 'b', 'the change in the new session');
+    await writer.setData(path, 'b');
+    await heard;
+    expect(client.session).not.toBe(session);
+  });
+
+  it('close() stops the listener, and on the protocol transport removes the watch from the server', async () => {
+    const path = `${randomRoot('watch')}/node`;
+    const [client, writer] = [await connect(), await connect()];
+    await writer.create(path, { data: 'a', createParents: 'persistent' });
+    const values = new Values<NodeData>();
+    const watch = new NodeWatch(client, path, values.listener);
+    await watch.start();
+    expect(await isWatching(server, path, client.sessionId)).toBe(true);
+    await watch.close();
+    expect(await isWatching(server, path, client.sessionId)).toBe(!client.supports('removeWatches'));
+    // A later change reaches nobody: a second watcher that sees it proves the change was made.
+    const other = new Values<NodeData>();
+    const second = new NodeWatch(writer, path, other.listener);
+    watches.push(second);
+    await second.start();
+    const seen = other.next((v) => text(v) === 'b', 'the change');
+    await writer.setData(path, 'b');
+    await seen;
+    expect(values.seen).toEqual([]);
+  });
+
+  it('ChildrenWatch follows children, and the parent through deletion and re-creation', async () => {
+    const path = `${randomRoot('watch')}/parent`;
+    const [client, writer] = [await connect(), await connect()];
+    const values = new Values<NodeChildren>();
+    const watch = new ChildrenWatch(client, path, values.listener);
+    watches.push(watch);
+    expect(await watch.start()).toBeNull();
+    const names = (v: NodeChildren | null) => (v === null ? null : [...v.children].sort().join(','));
+    let next = values.next((v) => names(v) === '', 'the parent');
+    await writer.create(path, { createParents: 'persistent' });
+    await next;
+    next = values.next((v) => names(v) === 'a,b', 'two children');
+    await Promise.all([writer.create(`${path}/a`), writer.create(`${path}/b`)]);
+    await next;
+    next = values.next((v) => v === null, 'the parent gone');
+    await writer.delete(path, { recursive: true });
+    await next;
+    next = values.next((v) => names(v) === 'c', 'a child under the new parent');
+    await writer.create(`${path}/c`, { createParents: 'persistent' });
+    await next;
+  });
+});

@@ -1,0 +1,144 @@
+import { parseArgs } from 'node:util';
+import { validatePath } from '../paths';
+import { isZkError } from '../errors';
+import { ExitCode, usageError } from './errors';
+
+/** The commands that show a path. */
+export type ViewName = 'locks' | 'leader' | 'queue' | 'tree';
+const VIEWS: readonly ViewName[] = ['locks', 'leader', 'queue', 'tree'];
+
+/** Where the CLI connects when --connect is not given. */
+export const DEFAULT_CONNECT = '127.0.0.1:2181';
+/** The default bound of --timeout-ms. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** A parsed command line. */
+export type Invocation =
+  | { readonly kind: 'help'; readonly topic: ViewName | 'watch' | undefined }
+  | { readonly kind: 'version' }
+  | {
+      readonly kind: 'view';
+      readonly view: ViewName;
+      /** `watch <view> <path>`: keep showing it as it changes. */
+      readonly watch: boolean;
+      readonly path: string;
+      readonly connect: string;
+      readonly json: boolean;
+      readonly timeoutMs: number;
+    };
+
+const OPTIONS = {
+  connect: { type: 'string', short: 'c' },
+  json: { type: 'boolean' },
+  'timeout-ms': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+/**
+ * Reads the command line with node:util's parseArgs (strict: an unknown flag is an error).
+ *
+ * @throws CliError (USAGE) naming what is wrong.
+ */
+export function parseCommandLine(argv: readonly string[]): Invocation {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    // parseArgs explains itself in one sentence; its errors carry a code, never a path.
+    throw usageError(err instanceof Error ? err.message.split('\n')[0] : String(err));
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return { kind: 'version' };
+  const [first, ...rest] = positionals;
+  const watch = first === 'watch';
+  const [viewName, path, ...extra] = watch ? rest : positionals;
+  if (values.help || first === 'help' || first === undefined) {
+    const topic = first === 'help' ? rest[0] : watch ? (viewName ?? 'watch') : first;
+    return { kind: 'help', topic: VIEWS.includes(topic as ViewName) || topic === 'watch' ? (topic as ViewName | 'watch') : undefined };
+  }
+  if (viewName === undefined) throw usageError('watch needs a command and a path, as in: zk-recipes watch locks /locks/orders');
+  if (!VIEWS.includes(viewName as ViewName)) {
+    throw usageError(`unknown command ${JSON.stringify(viewName)}: use ${watch ? 'locks, leader, queue or tree' : 'locks, leader, queue, tree or watch'}`);
+  }
+  if (path === undefined) throw usageError(`${watch ? 'watch ' : ''}${viewName} needs a path, as in: zk-recipes ${watch ? 'watch ' : ''}${viewName} /locks/orders`);
+  if (extra.length > 0) throw usageError(`unexpected argument ${JSON.stringify(extra[0])}: one path at a time`);
+  try {
+    validatePath(path);
+  } catch (err) {
+    throw usageError(isZkError(err) ? err.message : String(err));
+  }
+  return {
+    kind: 'view',
+    view: viewName as ViewName,
+    watch,
+    path,
+    connect: values.connect ?? DEFAULT_CONNECT,
+    json: values.json === true,
+    timeoutMs: parseTimeout(values['timeout-ms']),
+  };
+}
+
+function parseTimeout(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TIMEOUT_MS;
+  const ms = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms) || ms < 1 || ms > 0x7fffffff) {
+    throw usageError(`--timeout-ms must be a whole number of milliseconds from 1 to 2147483647, got ${JSON.stringify(text)}`);
+  }
+  return ms;
+}
+
+const FLAGS = `Flags (every command):
+  -c, --connect HOST:PORT[,HOST:PORT…][/chroot]   the ensemble (default ${DEFAULT_CONNECT})
+      --json                                      print the report as JSON (watch: one line per change)
+      --timeout-ms MS                             bound on connecting and reading (default ${DEFAULT_TIMEOUT_MS})
+  -h, --help                                      this help`;
+
+const EXIT_CODES = `Exit codes:
+  ${ExitCode.OK}    the report was printed (watch: ended with Ctrl-C)
+  ${ExitCode.FAILED}    another error (a ZooKeeper error such as NOAUTH)
+  ${ExitCode.USAGE}    bad command line
+  ${ExitCode.UNREACHABLE}    the ensemble could not be reached, or did not answer, within --timeout-ms
+  ${ExitCode.NO_NODE}    the path does not exist
+  ${ExitCode.NOT_A_RECIPE}    the path holds no recipe the command shows
+  ${ExitCode.INTERRUPTED}  interrupted (Ctrl-C) before the answer`;
+
+const TOPICS: Readonly<Record<ViewName | 'watch', string>> = {
+  locks: `zk-recipes locks <path>
+  The holder, then the waiters in the order they will be served, with node names, session ids,
+  ages and node data. Understands Curator's and zk-recipes' InterProcessMutex (and LeaderSelector),
+  InterProcessReadWriteLock (readers and writers) and InterProcessSemaphoreV2 (lease nodes, and
+  the line of acquirers on its locks/ node).`,
+  leader: `zk-recipes leader <path>
+  The leader and the participants in election order, with their ids (node data), for a
+  LeaderLatch or a LeaderSelector.`,
+  queue: `zk-recipes queue <path>
+  The depth, the oldest item's age and the next item, for a DistributedQueue (FIFO, priority,
+  delay and id variants) or a SimpleDistributedQueue.`,
+  tree: `zk-recipes tree <path>
+  The nodes under a path, with the recipe each belongs to and the role of each recipe node
+  (holder, waiting, leader, item…). Shows at most 25 children a node and 2000 nodes in all.`,
+  watch: `zk-recipes watch <locks|leader|queue|tree> <path>
+  Shows the view and updates it whenever it changes, using ZooKeeper watches (no polling), until
+  Ctrl-C. A path that goes away, or stops holding a recipe, is shown as such until it comes back.`,
+};
+
+/** The help text: the overview, or one command's. */
+export function helpText(topic: ViewName | 'watch' | undefined): string {
+  const body =
+    topic === undefined
+      ? `Usage: zk-recipes <command> <path> [flags]
+
+Shows ZooKeeper recipes as Curator and zk-recipes lay them out.
+
+Commands:
+  locks <path>            who holds a lock, and who waits, in order
+  leader <path>           who leads an election, and the participants
+  queue <path>            how deep a queue is, and how old its oldest item
+  tree <path>             the nodes under a path, with the recipe each belongs to
+  watch <command> <path>  any of the above, updated live as it changes
+
+Run zk-recipes <command> --help for one command.`
+      : TOPICS[topic];
+  return `${body}\n\n${FLAGS}\n\n${EXIT_CODES}\n`;
+}

@@ -1,0 +1,68 @@
+import debug from 'debug';
+import { isRetryableError } from '../retry';
+import type { Transport } from '../transport/Transport';
+import type { Connection } from './Connection';
+import { deleteTree } from './nodeOps';
+import { findProtectedNode } from './protection';
+
+const log = debug('zk-recipes:client:background');
+
+/**
+ * Deletes that must happen even though the call that asked has returned: Curator's guaranteed
+ * deletes, and the clean-up of a protected create whose reply was lost. Each is retried on every
+ * connection problem until it is done, fails otherwise, or the session that asked ends (the
+ * server then deletes an ephemeral node itself).
+ */
+export class BackgroundDeletes {
+  private readonly pending = new Set<string>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly connectionTimeoutMs: number,
+  ) {}
+
+  /** How many deletes are under way. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Deletes a node (a full path) in the background. */
+  delete(fullPath: string, version = -1, recursive = false): void {
+    if (this.pending.has(fullPath)) return;
+    this.pending.add(fullPath);
+    void this.run(`background delete of ${fullPath}`, async (t) => {
+      await deleteTree(t, fullPath, version, recursive);
+      log('background delete of %s done (session %s)', fullPath, this.connection.session ?? '-');
+    }).finally(() => this.pending.delete(fullPath));
+  }
+
+  /** Finds the node a lost protected create may have made, and deletes it (Curator's findAndDeleteProtectedNodeInBackground). */
+  deleteProtected(parent: string, protectedId: string, ephemeral: boolean): void {
+    void this.run(`protected clean-up under ${parent}`, async (t) => {
+      const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.delete(stale));
+      if (found) this.delete(found);
+    });
+  }
+
+  /** Runs `work` on the asking session's connection, again after every connection problem. Never rejects. */
+  private async run(what: string, work: (t: Transport) => Promise<void>): Promise<void> {
+    const session = this.connection.session;
+    try {
+      while (this.connection.isStarted && this.connection.session === session) {
+        try {
+          const live = this.connection.live() ?? (await this.connection.waitForConnection(this.connectionTimeoutMs, undefined));
+          if (live === undefined || live.session !== session) continue;
+          await work(live.transport);
+          return;
+        } catch (err) {
+          if (!isRetryableError(err)) {
+            log('%s ended: %O', what, err);
+            return;
+          }
+        }
+      }
+    } catch (err) {
+      log('%s stopped: %O', what, err);
+    }
+  }
+}

@@ -1,0 +1,274 @@
+import debug from 'debug';
+import { ClientClosedError, ConnectionTimeoutError, IllegalStateError, SessionLostError, serverError, type SessionEndReason, type ZkError } from '../errors';
+import type { Transport, TransportFactory } from '../transport/Transport';
+import { abortReason } from '../util/async';
+import { now, startTimer } from '../util/timers';
+import { ConnectionState } from './ConnectionState';
+import type { ConnectionStateManager } from './ConnectionStateManager';
+import type { ResolvedClientOptions } from './options';
+import { Session } from './Session';
+import type { WatchRegistry } from './WatchRegistry';
+
+const log = debug('zk-recipes:client');
+
+/** A connected transport and the session it serves. */
+export interface Live {
+  readonly transport: Transport;
+  readonly session: Session;
+}
+
+type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
+
+/**
+ * How long before the server can expire a silent session the client gives it up: a tenth of the
+ * session timeout, at least 100 ms and at most 2 s. It covers the time a reply takes to reach us
+ * after the server last touched the session, and timers that fire a little late.
+ */
+export function lostMarginMs(sessionTimeoutMs: number): number {
+  return Math.min(2_000, Math.max(100, sessionTimeoutMs / 10));
+}
+
+/**
+ * The client's connection: one transport at a time (one session attempt), its session as a value,
+ * and the state machine Curator's clients follow. A transport that connects gives CONNECTED, then
+ * RECONNECTED; one that drops gives SUSPENDED; a session that ends gives LOST and a new transport.
+ *
+ * LOST is counted from the last time the server was heard from, not from SUSPENDED as Curator
+ * counts it: the server expires a session one session timeout after it last heard from the client,
+ * so a client that noticed the silence late (a read timeout comes two thirds of the way) would
+ * otherwise still trust its session when the server had already given its ephemeral nodes away.
+ * The client gives up `lostMarginMs` before the server can.
+ */
+export class Connection {
+  private lifecycle: Lifecycle = 'LATENT';
+  private transport: Transport | undefined;
+  private sessionValue: Session | undefined;
+  private connected = false;
+  private everConnected = false;
+  private cancelLost: (() => void) | undefined;
+  private fatal: ZkError | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    private readonly options: ResolvedClientOptions,
+    private readonly states: ConnectionStateManager,
+    private readonly watches: WatchRegistry,
+    private readonly createTransport: TransportFactory,
+  ) {}
+
+  get isStarted(): boolean {
+    return this.lifecycle === 'STARTED';
+  }
+
+  get isClosed(): boolean {
+    return this.lifecycle === 'CLOSED';
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  /** The current session: set once a transport has connected, until the session ends. */
+  get session(): Session | undefined {
+    return this.sessionValue;
+  }
+
+  get negotiatedSessionTimeoutMs(): number {
+    return this.transport?.negotiatedSessionTimeoutMs ?? 0;
+  }
+
+  get sessionPassword(): string {
+    return this.transport?.sessionPassword ?? '';
+  }
+
+  /** The transport of the current session attempt, connected or not. */
+  get transportNow(): Transport | undefined {
+    return this.transport;
+  }
+
+  /** The connected transport and its session; undefined while there is no connection. */
+  live(): Live | undefined {
+    return this.connected && this.transport && this.sessionValue ? { transport: this.transport, session: this.sessionValue } : undefined;
+  }
+
+  /** The session a transport served, if it is the current one. */
+  sessionOf(t: Transport | undefined): Session | undefined {
+    return t !== undefined && t === this.transport ? this.sessionValue : undefined;
+  }
+
+  start(): void {
+    if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a client can be started only once (it is ${this.lifecycle})`);
+    this.lifecycle = 'STARTED';
+    this.transport = this.newTransport();
+  }
+
+  /** Throws when no operation can run: not started, closed, or refused by the server for good. */
+  assertOpen(): void {
+    if (this.lifecycle === 'CLOSED') throw new ClientClosedError();
+    if (this.lifecycle === 'LATENT') throw new IllegalStateError('the client is not started: call start() first');
+    if (this.fatal) throw this.fatal;
+  }
+
+  /**
+   * Resolves with the live connection, or undefined when `timeoutMs` passes first. Rejects with the
+   * signal's reason on abort, and when the client closes or is refused for good.
+   */
+  waitForConnection(timeoutMs: number, signal: AbortSignal | undefined): Promise<Live | undefined> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.waiters.delete(check);
+        cancelTimer();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const check = () => {
+        if (this.lifecycle === 'CLOSED' || this.fatal) {
+          done();
+          reject(this.fatal ?? new ClientClosedError());
+          return;
+        }
+        const live = this.live();
+        if (live) {
+          done();
+          resolve(live);
+        }
+      };
+      const onAbort = () => {
+        done();
+        reject(abortReason(signal as AbortSignal));
+      };
+      const cancelTimer = startTimer(timeoutMs, () => {
+        done();
+        resolve(undefined);
+      });
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** The error for a wait for a connection that ran out: where, why the last attempt failed, and how long it waited. */
+  connectionTimeout(waitedMs: number, path?: string): ConnectionTimeoutError {
+    const cause = this.transport?.lastConnectError;
+    const why = cause ? `; the last attempt failed: ${cause.message}` : '';
+    return new ConnectionTimeoutError(`no connection to ${this.options.connectString} within ${Math.round(waitedMs)} ms${why}`, { path, cause });
+  }
+
+  /**
+   * Ends the session and closes the transport: the server deletes the session's ephemeral nodes.
+   * The session's signal aborts with a ClientClosedError before anything else, so that nothing
+   * held under it is trusted a moment longer. Never blocks the event loop. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.lifecycle === 'CLOSED') return;
+    this.lifecycle = 'CLOSED';
+    this.cancelLost?.();
+    const t = this.transport;
+    const session = this.sessionValue;
+    this.transport = undefined;
+    this.connected = false;
+    session?.end(new ClientClosedError('the client closed, ending its session'));
+    this.watches.endAll();
+    this.notifyWaiters();
+    await t?.close();
+    log('client closed (session %s)', session ?? '-');
+  }
+
+  // ---------------------------------------------------------------- transport events
+
+  private newTransport(): Transport {
+    const { connectString, sessionTimeoutMs, tls, maxFrameBytes } = this.options;
+    const t = this.createTransport({ connectString, sessionTimeoutMs, tls, maxFrameBytes });
+    t.on('connected', () => {
+      if (t === this.transport) this.onConnected(t);
+    });
+    t.on('connecting', (cause) => {
+      if (t === this.transport) this.onDisconnected(t, cause);
+    });
+    t.on('closed', (reason) => {
+      if (t === this.transport && this.lifecycle === 'STARTED') this.onSessionEnded(reason === 'authFailed' ? 'authFailed' : 'expired');
+    });
+    for (const { scheme, auth } of this.options.authInfo) {
+      // Queued by the transport until the connection is up, and sent again on reconnects.
+      t.addAuth(scheme, auth).catch((err: unknown) => log('adding %s auth failed: %O', scheme, err));
+    }
+    return t;
+  }
+
+  private onConnected(t: Transport): void {
+    this.connected = true;
+    this.cancelLost?.();
+    this.cancelLost = undefined;
+    if (this.sessionValue?.id !== t.sessionId) this.sessionValue = new Session(t.sessionId);
+    log('connected to %s, session %s, timeout %d ms', this.options.connectString, this.sessionValue, t.negotiatedSessionTimeoutMs);
+    if (this.everConnected) this.states.set(ConnectionState.RECONNECTED);
+    else {
+      this.everConnected = true;
+      this.states.set(ConnectionState.CONNECTED);
+    }
+    this.notifyWaiters();
+  }
+
+  private onDisconnected(t: Transport, cause: Error | undefined): void {
+    if (!this.connected) {
+      if (cause) log('connecting to %s: %s', this.options.connectString, cause.message);
+      return;
+    }
+    this.connected = false;
+    const timeoutMs = t.negotiatedSessionTimeoutMs || this.options.sessionTimeoutMs;
+    const heardAt = t.lastHeardAt || now();
+    const lostInMs = Math.max(0, heardAt + timeoutMs - lostMarginMs(timeoutMs) - now());
+    log(
+      'disconnected from %s (session %s%s); last heard from the server %d ms ago, LOST in %d ms',
+      this.options.connectString,
+      this.sessionValue ?? '-',
+      cause ? `: ${cause.message}` : '',
+      Math.round(now() - heardAt),
+      Math.round(lostInMs),
+    );
+    this.states.set(ConnectionState.SUSPENDED);
+    this.cancelLost = startTimer(lostInMs, () => {
+      this.cancelLost = undefined;
+      if (t === this.transport && !this.connected && this.lifecycle === 'STARTED') this.onSessionEnded('suspendedTooLong');
+    });
+  }
+
+  private onSessionEnded(reason: Exclude<SessionEndReason, 'closed'>): void {
+    this.cancelLost?.();
+    this.cancelLost = undefined;
+    const old = this.transport;
+    const session = this.sessionValue;
+    this.connected = false;
+    this.sessionValue = undefined;
+    log('session %s ended: %s', session ?? '-', reason);
+    // LOST first, so that whoever hears of the session's end sees the state that says so.
+    if (this.everConnected) this.states.set(ConnectionState.LOST);
+    session?.end(new SessionLostError(reason, `session ${session} ended: ${describeEnd(reason)}`));
+    this.watches.endFor(old);
+    void old?.close();
+    if (reason === 'authFailed') {
+      this.fatal = serverError('AUTHFAILED', { message: 'authentication failed: the server refused the client credentials' });
+      this.transport = undefined;
+      this.notifyWaiters();
+      return;
+    }
+    this.transport = this.newTransport();
+  }
+
+  private notifyWaiters(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}
+
+function describeEnd(reason: SessionEndReason): string {
+  switch (reason) {
+    case 'expired':
+      return 'the server expired it';
+    case 'suspendedTooLong':
+      return 'no word from the server for as long as it keeps a silent session';
+    case 'authFailed':
+      return 'the server refused the credentials';
+    case 'closed':
+      return 'the client closed';
+  }
+}

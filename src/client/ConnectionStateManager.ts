@@ -1,0 +1,40 @@
+import debug from 'debug';
+import type { EventEmitter } from 'node:events';
+import { ConnectionState } from './ConnectionState';
+
+const log = debug('zk-recipes:client:state');
+
+/**
+ * Keeps the connection state, like Curator's ConnectionStateManager: a state is reported once
+ * (repeats are ignored), in order, to every 'stateChanged' listener of the emitter, and a listener
+ * that throws is logged and never breaks the client or the other listeners. Listeners are called
+ * synchronously: a lock's signal must abort on SUSPENDED before anything else can run.
+ */
+export class ConnectionStateManager {
+  private current: ConnectionState | undefined;
+
+  constructor(
+    private readonly emitter: EventEmitter,
+    private readonly describeSession: () => string,
+  ) {}
+
+  get state(): ConnectionState | undefined {
+    return this.current;
+  }
+
+  /** Moves to `next` and tells the listeners; does nothing when already there. */
+  set(next: ConnectionState): void {
+    const previous = this.current;
+    if (previous === next) return;
+    this.current = next;
+    log('state %s -> %s (session %s)', previous ?? '-', next, this.describeSession());
+    // rawListeners: `once` wrappers included, which remove themselves as they run.
+    for (const listener of this.emitter.rawListeners('stateChanged')) {
+      try {
+        (listener as (state: ConnectionState, previous: ConnectionState | undefined) => void).call(this.emitter, next, previous);
+      } catch (err) {
+        log('a stateChanged listener threw: %O', err);
+      }
+    }
+  }
+}

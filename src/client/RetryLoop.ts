@@ -1,0 +1,89 @@
+import debug from 'debug';
+import { ClientClosedError, SessionLostError, isZkError, type ZkError } from '../errors';
+import { isRetryableError, type RetryPolicy } from '../retry';
+import type { Transport } from '../transport/Transport';
+import { abortReason, sleep } from '../util/async';
+import { now } from '../util/timers';
+import type { Connection } from './Connection';
+import type { Session } from './Session';
+
+const log = debug('zk-recipes:client:retry');
+
+/** What one operation brings to the retry loop. */
+export interface OperationContext {
+  /** The path the operation is about, relative to the namespace: for errors and logs. */
+  readonly path: string;
+  readonly signal?: AbortSignal;
+  /** Run only in this session: once it has ended, reject with SessionLostError instead of retrying in the next. */
+  readonly session?: Session;
+}
+
+/**
+ * Curator's RetryLoop: runs an operation on a connected transport; when it fails with a connection
+ * problem, waits for a connection (up to `connectionTimeoutMs`) and tries again as long as the retry
+ * policy allows. Other errors reject at once. An operation pinned to a session never runs in another.
+ */
+export class RetryLoop {
+  constructor(
+    private readonly connection: Connection,
+    private readonly policy: () => RetryPolicy,
+    private readonly connectionTimeoutMs: number,
+  ) {}
+
+  /** `attempt` counts from 0, so a caller can tell a first attempt from a retry after an uncertain outcome. */
+  async run<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>): Promise<T> {
+    const { path, signal, session } = ctx;
+    const startedAt = now();
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw abortReason(signal);
+      this.connection.assertOpen();
+      let t: Transport | undefined;
+      try {
+        if (session?.isEnded) throw sessionLost(session, path);
+        let live = this.connection.live();
+        if (live === undefined) {
+          const waitStart = now();
+          live = await this.connection.waitForConnection(this.connectionTimeoutMs, signal);
+          if (live === undefined) throw this.connection.connectionTimeout(now() - waitStart, path);
+        }
+        t = live.transport;
+        if (session !== undefined && live.session !== session) throw sessionLost(session, path);
+        return await fn(live.transport, attempt, live.session);
+      } catch (caught) {
+        const err = this.translate(caught, t, path);
+        if (!isRetryableError(err)) throw err;
+        // An operation pinned to a session cannot succeed in another one.
+        if (session !== undefined && (session.isEnded || isZkError(err, 'SESSIONEXPIRED') || isZkError(err, 'SESSION_LOST'))) {
+          throw isZkError(err, 'SESSION_LOST') ? err : sessionLost(session, path, err);
+        }
+        const delayMs = this.policy().allowRetry(attempt, now() - startedAt, err);
+        if (delayMs === false) {
+          log('%s at %s: giving up after %d retries (session %s)', (err as ZkError).code, path, attempt, this.connection.session ?? '-');
+          throw err;
+        }
+        log('%s at %s: retry %d in %d ms (session %s)', (err as ZkError).code, path, attempt + 1, delayMs, this.connection.session ?? '-');
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  /** A transport closed under an operation means its session is gone, or the client closed. */
+  private translate(err: unknown, t: Transport | undefined, path: string): unknown {
+    if (this.connection.isClosed && !(err instanceof ClientClosedError) && isZkError(err)) {
+      return new ClientClosedError(`the client closed during the operation at ${path}`, { path, cause: err });
+    }
+    if (isZkError(err) && (err.code === 'CLOSING' || err.code === 'INVALIDSTATE') && t !== undefined && this.connection.sessionOf(t) === undefined) {
+      return new SessionLostError('expired', `the session ended during the operation at ${path}`, { path, cause: err });
+    }
+    return err;
+  }
+}
+
+function sessionLost(session: Session, path: string, cause?: unknown): SessionLostError {
+  const ended = session.endReason;
+  if (ended instanceof SessionLostError && cause === undefined) return new SessionLostError(ended.reason, `${ended.message} (operation at ${path})`, { path, cause: ended });
+  return new SessionLostError(ended instanceof SessionLostError ? ended.reason : 'expired', `session ${session} has ended (operation at ${path})`, {
+    path,
+    cause: cause ?? ended,
+  });
+}

@@ -1,0 +1,48 @@
+import { setMaxListeners } from 'node:events';
+import { isZkError } from '../errors';
+
+/**
+ * One ZooKeeper session of a client, as a value: its id, and a signal that aborts when the session
+ * ends, like etcd's Session.Done(). The reason is a SessionLostError (expired, suspended for longer
+ * than the session timeout, refused credentials) or a ClientClosedError (the client closed).
+ *
+ * Recipes hold on to the session their ephemeral nodes belong to: a node of an ended session is
+ * gone, or going, whatever a later read says. `client.session` is the current one; creates say
+ * which session made the node; reads can be pinned to a session.
+ */
+export class Session {
+  private readonly ended = new AbortController();
+
+  constructor(readonly id: bigint) {
+    // Every lease, latch and watch of the session listens to it.
+    setMaxListeners(Infinity, this.ended.signal);
+  }
+
+  /** Aborts when the session ends. */
+  get signal(): AbortSignal {
+    return this.ended.signal;
+  }
+
+  get isEnded(): boolean {
+    return this.ended.signal.aborted;
+  }
+
+  /** Why the session ended; undefined while it lasts. */
+  get endReason(): unknown {
+    return this.isEnded ? this.ended.signal.reason : undefined;
+  }
+
+  /** Whether the session ended because the client closed. */
+  get closedByClient(): boolean {
+    return isZkError(this.endReason, 'CLIENT_CLOSED');
+  }
+
+  /** Ends the session. Called by the client only. */
+  end(reason: Error): void {
+    if (!this.isEnded) this.ended.abort(reason);
+  }
+
+  toString(): string {
+    return `0x${this.id.toString(16)}`;
+  }
+}

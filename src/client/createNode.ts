@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { isZkError } from '../errors';
+import { joinPath } from '../paths';
+import { isRetryableError } from '../retry';
+import type { CreateMode, Stat, Transport } from '../transport/Transport';
+import { raceAbort } from '../util/async';
+import type { BackgroundDeletes } from './BackgroundDeletes';
+import type { Namespace } from './Namespace';
+import { mkdirs } from './nodeOps';
+import type { AclProvider } from './options';
+import { findProtectedNode, protectedName } from './protection';
+import type { RetryLoop } from './RetryLoop';
+import type { Session } from './Session';
+
+/**
+ * How many times a create with `createParents` makes the parents again after NONODE: the server
+ * reaps an empty container parent every so often, and a busy lock path can be emptied and reaped
+ * between our parents and our create more than once.
+ */
+const MAX_PARENT_TRIES = 10;
+
+/** A create, checked and resolved: what `createNode` runs. */
+export interface CreateRequest {
+  /** As the user gave it, relative to the namespace. */
+  readonly path: string;
+  readonly data: Buffer;
+  readonly mode: CreateMode;
+  readonly ttlMs: number | undefined;
+  readonly createParents: 'container' | 'persistent' | undefined;
+  readonly protected: boolean;
+  /** List the parent in the same round trip. */
+  readonly listParent: boolean;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** What a create resolves to inside the client. */
+export interface CreatedNode {
+  /** The new node's path, relative to the namespace. */
+  readonly path: string;
+  /** The session the node was created in: for an ephemeral node, its owner. */
+  readonly session: Session;
+  /** The new node's stat, where the transport returns it with the create (create2). */
+  readonly stat?: Stat;
+  /** With `listParent`: the parent's children right after the create (unsorted, with the new node), and its stat. */
+  readonly children?: string[];
+  readonly parentStat?: Stat;
+}
+
+/** The client parts a create needs. */
+export interface CreateContext {
+  readonly retry: RetryLoop;
+  readonly namespace: Namespace;
+  readonly background: BackgroundDeletes;
+  readonly aclProvider: AclProvider | undefined;
+}
+
+/**
+ * Creates a node as Curator does. With protection, a create whose reply was lost is found again by
+ * its `_c_<uuid>-` prefix; an ephemeral node found that way that belongs to another session is
+ * deleted and created anew (CURATOR-498). If retries run out, a node the lost create may have made
+ * is found and deleted in the background. On abort, a node created after all is deleted.
+ */
+export async function createNode(ctx: CreateContext, req: CreateRequest): Promise<CreatedNode> {
+  const { retry, namespace, background } = ctx;
+  const full = namespace.full(req.path);
+  // Split by hand: a sequential path may end in '/', leaving the name to the server's counter.
+  const slash = full.lastIndexOf('/');
+  const parent = slash === 0 ? '/' : full.slice(0, slash);
+  const protectedId = req.protected ? randomUUID() : undefined;
+  const target = protectedId ? joinPath(parent, protectedName(protectedId, full.slice(slash + 1))) : full;
+  const ephemeral = req.mode.startsWith('EPHEMERAL');
+  const parentMode = req.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
+
+  const listing = async (t: Transport) => {
+    if (!req.listParent) return {};
+    const { children, stat } = await t.getChildren(parent);
+    return { children, parentStat: stat };
+  };
+
+  const createOnce = async (t: Transport, session: Session): Promise<CreatedNode> => {
+    const created = t.create2 ? t.create2(target, req.data, req.mode, req.ttlMs) : t.create(target, req.data, req.mode, req.ttlMs).then((path) => ({ path, stat: undefined }));
+    // Sent right behind the create: ZooKeeper runs one session's requests in order, so the
+    // listing already holds the new node. Its failure follows the create's.
+    const listed = listing(t);
+    listed.catch(() => undefined);
+    const { path, stat } = await created;
+    return { path, stat, session, ...(await listed) };
+  };
+
+  const attempt = retry.run({ path: req.path, signal: req.signal }, async (t, n, session) => {
+    if (protectedId && n > 0) {
+      const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => background.delete(stale));
+      if (found) return { path: found, session, ...(await listing(t)) };
+    }
+    for (let parentsTries = 0; ; parentsTries++) {
+      try {
+        return await createOnce(t, session);
+      } catch (err) {
+        // A container parent can be reaped between our mkdirs and our create: try again.
+        if (!isZkError(err, 'NONODE') || req.createParents === undefined || parentsTries >= MAX_PARENT_TRIES) throw err;
+        await mkdirs(t, parent, parentMode);
+      }
+    }
+  });
+  const created = await raceAbort(attempt, req.signal, (late) => {
+    if (late.status === 'fulfilled') background.delete(late.value.path);
+    else if (protectedId && isRetryableError(late.reason)) background.deleteProtected(parent, protectedId, ephemeral);
+  }).catch((err: unknown) => {
+    if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
+    throw err;
+  });
+  if (ctx.aclProvider) {
+    const acl = ctx.aclProvider.getAclForPath(namespace.relative(created.path));
+    await retry.run({ path: req.path, signal: req.signal }, (t) => t.setACL(created.path, acl, -1));
+  }
+  return { ...created, path: namespace.relative(created.path) };
+}

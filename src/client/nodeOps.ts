@@ -1,0 +1,50 @@
+/** Multi-step node operations on one transport: creating missing ancestors, deleting a subtree. */
+import { isZkError } from '../errors';
+import { joinPath } from '../paths';
+import type { Transport } from '../transport/Transport';
+
+/** Creates `path` and every missing ancestor; an existing node is fine. */
+export async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
+  const parts = path.split('/').filter(Boolean);
+  let current = '';
+  for (const part of parts) {
+    current += `/${part}`;
+    try {
+      await t.create(current, Buffer.alloc(0), mode);
+    } catch (err) {
+      if (!isZkError(err, 'NODEEXISTS')) throw err;
+    }
+  }
+}
+
+/** Deletes a node, its children first when `recursive`; NONODE on a child is fine. */
+export async function deleteTree(t: Transport, path: string, version: number, recursive: boolean): Promise<void> {
+  for (let round = 0; ; round++) {
+    if (recursive) {
+      let children: string[];
+      try {
+        ({ children } = await t.getChildren(path));
+      } catch (err) {
+        // Gone since an earlier round (someone else deleted it, or the server reaped a container): done.
+        if (round > 0 && isZkError(err, 'NONODE')) return;
+        throw err;
+      }
+      for (const child of children) {
+        try {
+          await deleteTree(t, joinPath(path, child), -1, true);
+        } catch (err) {
+          if (!isZkError(err, 'NONODE')) throw err;
+        }
+      }
+    }
+    try {
+      await t.delete(path, version);
+      return;
+    } catch (err) {
+      // It stood when we listed it: someone else deleted it meanwhile (or the server reaped an emptied container).
+      if (recursive && isZkError(err, 'NONODE')) return;
+      // A child appeared while we deleted the others: go round again.
+      if (!(recursive && isZkError(err, 'NOTEMPTY'))) throw err;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The size of a request on the wire, checked before any I/O. ZooKeeper drops the connection of a
+ * client that sends a frame larger than its jute.maxbuffer, and a client that retried that request
+ * would drop every connection it made: so no request that cannot fit is ever sent.
+ */
+import { InvalidArgumentError } from '../errors';
+
+/** ZooKeeper's default jute.maxbuffer: the largest frame a server accepts, 1 MiB less one byte. */
+export const DEFAULT_MAX_REQUEST_BYTES = 0xfffff;
+
+/** Request header (xid, type). */
+const HEADER = 8;
+/** A string or buffer on the wire: a 4-byte length, then the bytes. */
+const field = (bytes: number) => 4 + bytes;
+/** The open ACL the transports create nodes with: a vector of one (perms, "world", "anyone"). */
+const OPEN_ACL = 4 + 4 + field(5) + field(6);
+
+/** Bytes of a create request for a path (as sent to the server) and data. */
+export function createRequestBytes(serverPath: string, dataBytes: number, withTtl: boolean): number {
+  return HEADER + field(Buffer.byteLength(serverPath)) + field(dataBytes) + OPEN_ACL + 4 + (withTtl ? 8 : 0);
+}
+
+/** Bytes of a setData request. */
+export function setDataRequestBytes(serverPath: string, dataBytes: number): number {
+  return HEADER + field(Buffer.byteLength(serverPath)) + field(dataBytes) + 4;
+}
+
+/** Bytes of a request that carries a path and at most a few fixed fields (reads, deletes, exists). */
+export function pathRequestBytes(serverPath: string): number {
+  return HEADER + field(Buffer.byteLength(serverPath)) + 8;
+}
+
+/** Throws InvalidArgumentError when a request of `bytes` would not fit in `limit`. */
+export function checkRequestSize(bytes: number, limit: number, what: string, path: string): void {
+  if (bytes > limit) {
+    throw new InvalidArgumentError(
+      `${what} would be a ${bytes}-byte request, more than the servers accept (${limit} bytes, their jute.maxbuffer): path and data together must fit`,
+      { path },
+    );
+  }
+}
