@@ -1,20 +1,8 @@
 import { ZkError } from '../src';
 import { transportFactory } from '../src/transport/chooseTransport';
-import type { OptionalOperation, Transport, TransportFactory } from '../src/transport/Transport';
+import type { Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
 import { TEST_TRANSPORT } from './helpers';
-
-const OPTIONAL_METHODS: readonly OptionalOperation[] = [
-  'create2',
-  'multi',
-  'multiRead',
-  'addWatch',
-  'removeWatches',
-  'checkWatches',
-  'getEphemerals',
-  'getAllChildrenNumber',
-  'whoAmI',
-];
 
 /** Which paths a hold or a failure applies to, when it is not one exact path. */
 export type PathMatch = (path: string) => boolean;
@@ -30,9 +18,10 @@ export interface HeldReply {
 }
 
 /**
- * Transports (of the tests' transport, see TEST_TRANSPORT) that log every call ("getData /path") and can hold back the reply of one
- * chosen call, so a test can make something happen between a server's answer and the moment the
- * client acts on it.
+ * Transports (of the tests' transport, see TEST_TRANSPORT) that log every call ("getData /path")
+ * and can hold back the reply of one chosen call, so a test can make something happen between a
+ * server's answer and the moment the client acts on it. They offer the core operations only (none
+ * of create2, multi, …), so the client takes the paths the tracing sees, on either transport.
  */
 export class InstrumentedTransports {
   /** Every call made, "method path", in order. */
@@ -138,11 +127,6 @@ export class InstrumentedTransports {
       setACL: (p, acl, version) => t.setACL(p, acl, version),
       addAuth: (scheme, auth) => t.addAuth(scheme, auth),
     };
-    // The optional operations pass through untraced, where the transport has them.
-    for (const method of OPTIONAL_METHODS) {
-      const call = t[method] as ((...args: unknown[]) => unknown) | undefined;
-      if (call !== undefined) Object.assign(wrapped, { [method]: (...args: unknown[]) => call.apply(t, args) });
-    }
     return wrapped;
   };
 }

@@ -457,6 +457,28 @@ describe('ProtocolTransport: watches', () => {
     expect((await rejection(t.checkWatches('/w', 'data'))).code).toBe('NOWATCHER');
   });
 
+  it("takes the server's watch away too when the last watcher here goes, unless a watch may be being set", async () => {
+    const { t, c } = await connected();
+    c.autoReply();
+    const [a, b, kid] = [() => undefined, () => undefined, () => undefined];
+    await t.getData('/w', a);
+    await t.getChildren('/w', kid);
+    // The children watcher still needs the server's watch on /w, but not its data table.
+    await t.removeWatches('/w', 'data', a);
+    await t.removeWatches('/w', 'children', kid);
+    // A read that may set the watch again is in flight: the server's watch must stay.
+    await t.getData('/w', b);
+    const inFlight = t.getData('/w', a);
+    await t.removeWatches('/w', 'data', b);
+    await inFlight;
+    const sent = c.received.filter((f) => f.type === OpCode.checkWatches || f.type === OpCode.removeWatches);
+    expect(sent.map((f) => [f.type, PathTypeRecord.read(f.reader()).type])).toEqual([
+      [OpCode.removeWatches, 2],
+      [OpCode.removeWatches, 3],
+      [OpCode.checkWatches, 2],
+    ]);
+  });
+
   it('removes watches locally while disconnected when asked to', async () => {
     const { t, c } = await connected();
     c.autoReply();

@@ -79,7 +79,7 @@ const MAX_PING_INTERVAL_MS = 10_000;
 const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /** How long `close()` waits at most for the server to confirm the end of the session. */
-const MAX_CLOSE_WAIT_MS = 2_000;
+const MAX_CLOSE_WAIT_MS = 1_000;
 
 const EVENT_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
   [EventType.nodeCreated]: 'created',
@@ -87,6 +87,12 @@ const EVENT_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
   [EventType.nodeDataChanged]: 'changed',
   [EventType.nodeChildrenChanged]: 'child',
 });
+
+/** A request that sets a watch on `path` (server path): `register` sees the reply's code. */
+interface WatchSetting {
+  readonly path: string;
+  register(err: number): void;
+}
 
 /** Why a request did not get its answer: a reply's error code, or the connection's end and its cause. */
 class Failure {
@@ -156,6 +162,8 @@ export class ProtocolTransport implements Transport {
   private readonly hosts: HostList;
   private readonly chroot: Chroot;
   private readonly registry = new WatchRegistry();
+  /** Requests that may set a watch, by server path, sent and not yet answered (see removeWatches). */
+  private readonly watchesInFlight = new Map<string, number>();
   private readonly maxFrameBytes: number;
 
   private phase: Phase = 'waiting';
@@ -521,12 +529,13 @@ export class ProtocolTransport implements Transport {
 
   /**
    * The Java client's ping rule: ping after half the read timeout (a third of the session timeout)
-   * without sending, a second earlier once past a second (so the second ping is never late), and
-   * at least every 10 seconds.
+   * without sending, and at least every 10 seconds. (The Java client also pings a second early once
+   * a second has passed, against a late timer; pinging at a third leaves the read timeout a whole
+   * third to spare.)
    */
   private timeToPing(idleSendMs: number): number {
     if (idleSendMs > MAX_PING_INTERVAL_MS) return 0;
-    return this.readTimeoutMs / 2 - idleSendMs - (idleSendMs > 1000 ? 1000 : 0);
+    return this.readTimeoutMs / 2 - idleSendMs;
   }
 
   private onTimer(): void {
@@ -657,25 +666,44 @@ export class ProtocolTransport implements Transport {
    * Failure (the reply's error code, or the connection's end) that the public method turns into a
    * ZkError in its own frame. `onReply` sees every reply's code first (for watch registration).
    */
-  private call<T>(opcode: number, body: ((w: JuteWriter) => void) | undefined, decode: (r: JuteReader) => T, onReply?: (err: number) => void): Promise<T> {
+  private call<T>(opcode: number, body: ((w: JuteWriter) => void) | undefined, decode: (r: JuteReader) => T, watch?: WatchSetting): Promise<T> {
     if (this.isClosed) return Promise.reject(this.closedFailure());
     return new Promise<T>((resolve, reject) => {
+      const settled = watch === undefined ? undefined : this.watchSent(watch.path);
       this.send({
         xid: 0,
         frame: frame(opcode, 0, body),
         reply: (err, r) => {
           if (err !== 0) {
-            onReply?.(err);
+            settled?.();
+            watch?.register(err);
             reject(new Failure(err));
             return;
           }
           const value = decode(r);
-          onReply?.(0);
+          settled?.();
+          watch?.register(0);
           resolve(value);
         },
-        fail: reject,
+        fail: (failure) => {
+          settled?.();
+          reject(failure);
+        },
       });
     });
+  }
+
+  /** Counts a request that may set a watch on `path` as in flight; the returned function ends it. */
+  private watchSent(path: string): () => void {
+    this.watchesInFlight.set(path, (this.watchesInFlight.get(path) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.watchesInFlight.get(path) ?? 1) - 1;
+      if (left > 0) this.watchesInFlight.set(path, left);
+      else this.watchesInFlight.delete(path);
+    };
   }
 
   /** What a call on a closed transport fails with: as the Java client, AUTHFAILED after a refusal, else SESSIONEXPIRED. */
@@ -704,11 +732,14 @@ export class ProtocolTransport implements Transport {
   }
 
   /** Registers `watcher` when the reply says the server set the watch (the Java client's WatchRegistration). */
-  private watchOnReply(watcher: Watcher | undefined, path: string, table: (err: number) => WatchTable | undefined): ((err: number) => void) | undefined {
+  private watchOnReply(watcher: Watcher | undefined, path: string, table: (err: number) => WatchTable | undefined): WatchSetting | undefined {
     if (watcher === undefined) return undefined;
-    return (err) => {
-      const where = table(err);
-      if (where !== undefined) this.registry.add(where, path, watcher);
+    return {
+      path,
+      register: (err) => {
+        const where = table(err);
+        if (where !== undefined) this.registry.add(where, path, watcher);
+      },
     };
   }
 
@@ -723,7 +754,8 @@ export class ProtocolTransport implements Transport {
       this.end('closed');
       return;
     }
-    // Ends the session on the server (its ephemeral nodes go); waits for the answer, or a short bound.
+    // Ends the session on the server (its ephemeral nodes go). The server answers by closing the
+    // connection once the session is gone; this waits for that, or a short bound.
     const boundMs = Math.min(MAX_CLOSE_WAIT_MS, this.readTimeoutMs);
     this.closing = new Promise<void>((resolve) => {
       const done = () => {
@@ -903,11 +935,13 @@ export class ProtocolTransport implements Transport {
   }
 
   /**
-   * Removes watches as the Java client does: one watcher with checkWatches (the server's watch
-   * stays until it fires, then finds no watcher here), all of a kind with removeWatches. Without a
-   * connection and with `local`, they are removed here at once. Each removed watcher hears
-   * 'removed'. Rejects with NOWATCHER when there is no such watcher here, or (without `local`)
-   * when the server has no such watch.
+   * Removes watches. All of a kind go with removeWatches, as in the Java client. One watcher goes
+   * with checkWatches in the Java client, and the server's watch stays until it fires (to find no
+   * watcher here); here the server's watch goes too (removeWatches) when no other watcher here
+   * relies on it and no request that may set it again is in flight, so that code which is done
+   * with a watch leaves none behind on the server. Without a connection and with `local`, watchers
+   * are removed here at once. Each removed watcher hears 'removed'. Rejects with NOWATCHER when
+   * there is no such watcher here, or (without `local`) when the server has no such watch.
    */
   async removeWatches(path: string, kind: WatcherKind, watcher?: Watcher, local = false): Promise<void> {
     const serverPath = this.server(path);
@@ -922,9 +956,18 @@ export class ProtocolTransport implements Transport {
         removeHere();
         return;
       }
-      const opcode = watcher === undefined ? OpCode.removeWatches : OpCode.checkWatches;
+      let opcode: number = OpCode.removeWatches;
+      let type: WatcherKind = kind;
+      if (watcher !== undefined) {
+        if (this.watchesInFlight.has(serverPath)) opcode = OpCode.checkWatches;
+        // Nothing else here on the path: every watch of the connection on it can go (the 'any'
+        // type every server version knows).
+        else if (!this.registry.othersNeed(serverPath, 'any', watcher)) type = 'any';
+        else if ((kind === 'data' || kind === 'children') && !this.registry.othersNeed(serverPath, kind, watcher)) type = kind;
+        else opcode = OpCode.checkWatches;
+      }
       try {
-        await this.call(opcode, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[kind] }), () => undefined);
+        await this.call(opcode, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[type] }), () => undefined);
       } catch (failure) {
         if (!local || !(failure instanceof Failure)) throw failure;
       }

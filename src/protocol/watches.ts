@@ -24,6 +24,19 @@ const TABLES_OF_KIND: Readonly<Record<WatcherKind, readonly WatchTable[]>> = Obj
   any: TABLES,
 });
 
+/**
+ * The local tables whose watchers rely on the server's watch that removeWatches of `kind` removes:
+ * the server keeps exists and getData watches in one table, children watches in another, and
+ * (before 3.9) persistent ones in both.
+ */
+const SERVER_TABLES_OF_KIND: Readonly<Record<WatcherKind, readonly WatchTable[]>> = Object.freeze({
+  data: ['data', 'exist', 'persistent', 'persistentRecursive'],
+  children: ['child', 'persistent', 'persistentRecursive'],
+  persistent: ['persistent'],
+  persistentRecursive: ['persistentRecursive'],
+  any: TABLES,
+});
+
 /** '/a/b/c', '/a/b', '/a', '/': the path and every ancestor. */
 function* selfAndAncestors(path: string): Generator<string> {
   let p = path;
@@ -103,6 +116,17 @@ export class WatchRegistry {
     return TABLES_OF_KIND[kind].some((table) => {
       const set = this.table(table).get(path);
       return set !== undefined && (watcher === undefined ? set.size > 0 : set.has(watcher));
+    });
+  }
+
+  /**
+   * Whether a watcher other than `watcher` relies on the server's watch on `path` that a
+   * removeWatches of `kind` would remove.
+   */
+  othersNeed(path: string, kind: WatcherKind, watcher: Watcher): boolean {
+    return SERVER_TABLES_OF_KIND[kind].some((table) => {
+      const set = this.table(table).get(path);
+      return set !== undefined && (set.size > 1 || !set.has(watcher));
     });
   }
 
