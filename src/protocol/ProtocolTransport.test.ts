@@ -129,6 +129,22 @@ describe('ProtocolTransport: handshake and session', () => {
   });
 });
 
+describe('ProtocolTransport: listeners', () => {
+  it('a listener that throws is logged; the others still hear, and the connection carries on', async () => {
+    const s = await server();
+    const t = transport({ connectString: s.connectString });
+    t.on('connected', () => {
+      throw new Error('listener bug');
+    });
+    const up = next(t, 'connected');
+    const c = await s.next();
+    await c.handshake();
+    await up;
+    c.autoReply();
+    expect((await t.getData('/a')).data.toString()).toBe('data');
+  });
+});
+
 describe('ProtocolTransport: requests', () => {
   it('pipelines requests and matches replies to them in order', async () => {
     const { t, c } = await connected();

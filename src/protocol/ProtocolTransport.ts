@@ -252,6 +252,17 @@ export class ProtocolTransport implements Transport {
     this.events.off(event, listener);
   }
 
+  /** Tells the listeners; one that throws is logged, and neither the others nor the connection suffer. */
+  private emit<E extends keyof TransportEvents>(event: E, ...args: Parameters<TransportEvents[E]>): void {
+    for (const listener of this.events.listeners(event) as Array<(...a: Parameters<TransportEvents[E]>) => void>) {
+      try {
+        listener(...args);
+      } catch (err) {
+        log('session %s: a %s listener threw: %O', this.idHex, event, err);
+      }
+    }
+  }
+
   private get idHex(): string {
     return `0x${this.session.id.toString(16)}`;
   }
@@ -437,7 +448,7 @@ export class ProtocolTransport implements Transport {
     this.outbox = [];
     for (const request of waiting) this.send(request);
     this.arm(0);
-    this.events.emit('connected');
+    this.emit('connected');
   }
 
   /**
@@ -463,7 +474,7 @@ export class ProtocolTransport implements Transport {
       return;
     }
     this.phase = 'waiting';
-    this.events.emit('connecting', wasConnected ? error : this.lastConnectError);
+    this.emit('connecting', wasConnected ? error : this.lastConnectError);
     this.nextAttempt();
   }
 
@@ -491,7 +502,7 @@ export class ProtocolTransport implements Transport {
     log('session %s: closed (%s)', this.idHex, reason);
     // Not from inside the call that ended it (a close() made by a listener's own owner, say),
     // but right after it.
-    queueMicrotask(() => this.events.emit('closed', reason));
+    queueMicrotask(() => this.emit('closed', reason));
   }
 
   private destroySocket(): void {
