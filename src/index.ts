@@ -21,3 +21,4 @@ export type {
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';
 export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
+export * from './metrics';

@@ -9,6 +9,7 @@ import { joinPath, nodeName } from '../../src/paths';
 import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
+import { metrics, startClock } from '../../src/metrics/channels';
 import { subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
 import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
@@ -104,6 +105,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   readonly closeMode: LeaderLatchCloseMode;
   private lifecycle: Lifecycle = 'LATENT';
   private leader = false;
+  /** When leadership began, for the leadership metric; 0 when not leading or nobody listened. */
+  private ledSince = 0;
   /** Our node (full path within the namespace) and the session that created it. */
   private node: string | undefined;
   private nodeSession: Session | undefined;
@@ -232,6 +235,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     this.closing.abort(new LeaderLatchClosedError({ path: this.path, cause }));
     // Stop leading before the node goes: nobody else can lead until it has.
     this.leader = false;
+    if (wasLeader) this.publishLeadership(false);
     log('%s: closing (node %s, session %s, %s)', this.path, this.node ?? '-', this.nodeSession ?? '-', wasLeader ? 'was leader' : 'not leader');
     if (wasLeader && (this.closeMode === 'notifyLeader' || cause !== undefined)) this.emitSafely('notLeader');
     for (const wake of [...this.leaderWaiters]) wake();
@@ -448,9 +452,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   private setLeadership(leader: boolean): void {
     if (this.leader === leader) return;
     this.leader = leader;
+    this.publishLeadership(leader);
     log('%s: %s (node %s, session %s)', this.path, leader ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
     if (leader) for (const wake of [...this.leaderWaiters]) wake();
     this.emitSafely(leader ? 'isLeader' : 'notLeader');
+  }
+
+  private publishLeadership(leader: boolean): void {
+    if (metrics.leadership.hasSubscribers) {
+      const ledMs = leader || this.ledSince === 0 ? undefined : performance.now() - this.ledSince;
+      metrics.leadership.publish({ recipe: 'latch', path: this.path, id: this.id, event: leader ? 'gained' : 'lost', ledMs });
+    }
+    this.ledSince = leader ? startClock(metrics.leadership) : 0;
   }
 
   private report(err: unknown, retryInMs: number): void {

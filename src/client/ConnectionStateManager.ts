@@ -1,5 +1,6 @@
 import debug from 'debug';
 import type { EventEmitter } from 'node:events';
+import { metrics } from '../metrics/channels';
 import { ConnectionState } from './ConnectionState';
 
 const log = debug('zk-recipes:client:state');
@@ -16,6 +17,7 @@ export class ConnectionStateManager {
   constructor(
     private readonly emitter: EventEmitter,
     private readonly describeSession: () => string,
+    private readonly sessionId: () => bigint,
   ) {}
 
   get state(): ConnectionState | undefined {
@@ -28,6 +30,7 @@ export class ConnectionStateManager {
     if (previous === next) return;
     this.current = next;
     log('state %s -> %s (session %s)', previous ?? '-', next, this.describeSession());
+    if (metrics.state.hasSubscribers) metrics.state.publish({ state: next, previous, sessionId: this.sessionId() });
     // rawListeners: `once` wrappers included, which remove themselves as they run.
     for (const listener of this.emitter.rawListeners('stateChanged')) {
       try {

@@ -138,7 +138,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   constructor(options: ZkClientOptions) {
     super();
     this.options = resolveClientOptions(options);
-    this.states = new ConnectionStateManager(this, () => String(this.connection.session ?? '-'));
+    this.states = new ConnectionStateManager(
+      this,
+      () => String(this.connection.session ?? '-'),
+      () => this.connection.session?.id ?? 0n,
+    );
     this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory ?? createNativeTransport);
     this.retry = new RetryLoop(this.connection, () => this.options.retryPolicy, this.options.connectionTimeoutMs);
     this.ns = new Namespace(this.options.namespace, this.retry);
@@ -305,7 +309,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     try {
       await this.ns.ensure(signal);
       await raceAbort(
-        this.retry.run({ path, signal }, async (t, n) => {
+        this.retry.run({ operation: 'delete', path, signal }, async (t, n) => {
           try {
             await deleteTree(t, full, version, recursive);
           } catch (err) {
@@ -326,7 +330,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /** Stat of the node, or null when it does not exist. A watcher is set either way. */
   async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
     try {
-      return await this.read(path, options, 'data', (t, full, w) => t.exists(full, w), true);
+      return await this.read('exists', path, options, 'data', (t, full, w) => t.exists(full, w), true);
     } catch (err) {
       if (isZkError(err, 'NONODE')) return null;
       throw err;
@@ -335,7 +339,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Data and stat of the node. */
   getData(path: string, options: WatchOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
-    return this.read(path, options, 'data', (t, full, w) => t.getData(full, w));
+    return this.read('getData', path, options, 'data', (t, full, w) => t.getData(full, w));
   }
 
   /** Names of the node's children, unsorted. */
@@ -345,7 +349,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Names of the node's children and the node's stat (whose `pzxid` is the last child change). */
   getChildrenWithStat(path: string, options: WatchOptions = {}): Promise<{ children: string[]; stat: Stat }> {
-    return this.read(path, options, 'children', (t, full, w) => t.getChildren(full, w));
+    return this.read('getChildren', path, options, 'children', (t, full, w) => t.getChildren(full, w));
   }
 
   /** Writes data, if the version matches (-1, the default, matches any). */
@@ -359,30 +363,30 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     await this.ns.ensure(signal);
     const full = this.ns.full(path);
     return raceAbort(
-      this.retry.run({ path, signal }, (t) => t.setData(full, bytes, version)),
+      this.retry.run({ operation: 'setData', path, signal }, (t) => t.setData(full, bytes, version)),
       signal,
     );
   }
 
   /** Makes the server this client talks to catch up with the leader for `path`. */
   async sync(path: string, options: OperationOptions = {}): Promise<void> {
-    await this.simple(path, options, (t, full) => t.sync(full));
+    await this.simple('sync', path, options, (t, full) => t.sync(full));
   }
 
   async getACL(path: string, options: OperationOptions = {}): Promise<{ acl: ACL[]; stat: Stat }> {
-    return this.simple(path, options, (t, full) => t.getACL(full));
+    return this.simple('getACL', path, options, (t, full) => t.getACL(full));
   }
 
   async setACL(path: string, acl: readonly ACL[], options: SetDataOptions = {}): Promise<void> {
     validateAcl(acl);
     const version = validateVersion(validateOptions(options, 'options').version);
-    await this.simple(path, options, (t, full) => t.setACL(full, acl, version));
+    await this.simple('setACL', path, options, (t, full) => t.setACL(full, acl, version));
   }
 
   /** Creates the node and its missing parents, as containers or persistent nodes. Existing nodes are left alone. */
   async ensurePath(path: string, options: OperationOptions & { container?: boolean } = {}): Promise<void> {
     const o = validateOptions(options, 'options');
-    await this.simple(path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
+    await this.simple('ensurePath', path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
   }
 
   /**
@@ -425,20 +429,21 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   }
 
   /** An operation on one path with no watch and no session pin. */
-  private async simple<T>(path: string, options: OperationOptions, call: (t: Transport, full: string) => Promise<T>): Promise<T> {
+  private async simple<T>(operation: string, path: string, options: OperationOptions, call: (t: Transport, full: string) => Promise<T>): Promise<T> {
     const o = validateOptions(options, 'options');
     this.checkPath(path, 'the request');
     const signal = validateSignal(o.signal);
     await this.ns.ensure(signal);
     const full = this.ns.full(path);
     return raceAbort(
-      this.retry.run({ path, signal }, (t) => call(t, full)),
+      this.retry.run({ operation, path, signal }, (t) => call(t, full)),
       signal,
     );
   }
 
   /** Runs a read that may set a watch; forgets the watch when the server did not set it. */
   private async read<T>(
+    operation: string,
     path: string,
     options: WatchOptions,
     kind: WatchKind,
@@ -454,7 +459,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const full = this.ns.full(path);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
-      this.retry.run({ path, signal, session }, async (t) => {
+      this.retry.run({ operation, path, signal, session }, async (t) => {
         if (!o.watcher) return call(t, full, undefined);
         const { native, forget } = this.watches.register(t, full, kind, o.watcher, toUser);
         try {
