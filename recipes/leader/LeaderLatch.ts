@@ -4,7 +4,7 @@ import type { ConnectionState } from '../../src/client/ConnectionState';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
+import { ClientClosedError, IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName } from '../../src/paths';
 import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
@@ -156,7 +156,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
     if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopListening = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopStates = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopClosed = subscribe(this.client, 'closed', () => this.onClientClosed());
+    this.stopListening = () => {
+      stopStates();
+      stopClosed();
+    };
     this.loop.kick();
   }
 
@@ -261,12 +266,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (state !== 'SUSPENDED') this.loop.kick();
   }
 
-  /** Our session ended: LOST (the next session joins again), or the client closed (so does the latch). */
+  /** Our node's session ended: LOST, and the next session joins again (a client closing closes the latch: see onClientClosed). */
   private onSessionEnd(session: Session): void {
-    if (session !== this.nodeSession || this.lifecycle !== 'STARTED') return;
+    if (session !== this.nodeSession || this.lifecycle !== 'STARTED' || session.closedByClient) return;
     this.setLeadership(false);
-    if (session.closedByClient) void (this.closed ??= this.shutdown(session.endReason));
-    else this.loop.kick();
+    this.loop.kick();
+  }
+
+  /** The client closed: so does the latch, with the client's reason, whether or not it had a node. */
+  private onClientClosed(): void {
+    if (this.lifecycle !== 'STARTED') return;
+    this.setLeadership(false);
+    void (this.closed ??= this.shutdown(new ClientClosedError('the client closed', { path: this.path })));
   }
 
   // ---------------------------------------------------------------- the election

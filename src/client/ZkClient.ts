@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
@@ -22,6 +23,8 @@ import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
 import { WatchRegistry, type WatchKind } from './WatchRegistry';
+
+const log = debug('zk-recipes:client');
 
 export interface OperationOptions {
   /** Aborts the wait; the operation rejects with `signal.reason`. */
@@ -99,6 +102,8 @@ export type StateListener = (state: ConnectionState, previous: ConnectionState |
 export interface ZkClientEvents {
   /** The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in order. */
   stateChanged: [state: ConnectionState, previous: ConnectionState | undefined];
+  /** `close()` was called: the session has ended, and recipes built on the client stop. Once. */
+  closed: [];
 }
 
 /**
@@ -234,7 +239,17 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * Idempotent.
    */
   async close(): Promise<void> {
-    await this.connection.close();
+    if (this.connection.isClosed) return;
+    // The session ends in the synchronous part of the connection's close; then we tell.
+    const closing = this.connection.close();
+    for (const listener of this.rawListeners('closed')) {
+      try {
+        (listener as () => void).call(this);
+      } catch (err) {
+        log('a closed listener threw: %O', err);
+      }
+    }
+    await closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
