@@ -10,7 +10,7 @@ import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
 import { metrics, startClock } from '../../src/metrics/channels';
-import { subscribe } from '../../src/util/events';
+import { emitSafely, subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
 import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
@@ -482,14 +482,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (this.listenerCount('error') > 0) this.emitSafely('error', err);
   }
 
-  /** Emits to each listener inside a try: one that throws is logged, and the others still hear. */
   private emitSafely<E extends keyof LeaderLatchEvents>(event: E, ...args: LeaderLatchEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.path, ...values));
   }
 }

@@ -4,8 +4,9 @@ import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
 import { createNativeTransport } from '../transport/NativeTransport';
-import type { ACL, CreateMode, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
+import type { ACL, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
+import { emitSafely } from '../util/events';
 import { now } from '../util/timers';
 import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
 import { BackgroundDeletes } from './BackgroundDeletes';
@@ -15,6 +16,16 @@ import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
 import { createNode, type CreatedNode } from './createNode';
 import { Namespace } from './Namespace';
+import type {
+  BlockUntilConnectedOptions,
+  CreateOptions,
+  CreatedAndListed,
+  DeleteOptions,
+  OperationOptions,
+  SetDataOptions,
+  WatchOptions,
+  ZkClientEvents,
+} from './operationOptions';
 import { deleteTree, mkdirs } from './nodeOps';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
 import { checkRequestSize, createRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
@@ -26,85 +37,17 @@ import { WatchRegistry, type WatchKind } from './WatchRegistry';
 
 const log = debug('zk-recipes:client');
 
-export interface OperationOptions {
-  /** Aborts the wait; the operation rejects with `signal.reason`. */
-  signal?: AbortSignal;
-}
-
-export interface CreateOptions extends OperationOptions {
-  /** Node data; `defaultData` (the local IP address, as Curator writes) when omitted. */
-  data?: Buffer | Uint8Array | string;
-  /** Default 'PERSISTENT'. */
-  mode?: CreateMode;
-  /** Time to live, for the TTL modes only. */
-  ttlMs?: number;
-  /** Create missing parents: 'container' (Curator's creatingParentContainersIfNeeded) or 'persistent' (creatingParentsIfNeeded). */
-  createParents?: 'container' | 'persistent';
-  /**
-   * Curator's protection: the node's name gets the prefix `_c_<uuid>-`, so that after a connection
-   * loss during the create the client finds its own node again instead of creating a second one.
-   */
-  protected?: boolean;
-}
-
-export interface DeleteOptions extends OperationOptions {
-  /** Expected version; -1 (the default) matches any. */
-  version?: number;
-  /** Delete the children first, recursively. */
-  recursive?: boolean;
-  /** On a connection problem, keep retrying in the background until done or the session ends. The call still rejects. */
-  guaranteed?: boolean;
-  /** Resolve instead of rejecting when the node does not exist. */
-  quietly?: boolean;
-}
-
-export interface WatchOptions extends OperationOptions {
-  /**
-   * One-shot watch: called once with the next event on the node, or with 'sessionLost' when the
-   * session ends. On the native transport it can also be called with 'notWatching' when the watch
-   * could not be kept (the session lives on): read again, and watch anew.
-   */
-  watcher?: Watcher;
-  /**
-   * Read only in this session: once it has ended, reject with SessionLostError instead of retrying
-   * in the next one. For reads whose meaning rests on an ephemeral node or a watch of that session:
-   * a watch a retry set in a new session would wait on behalf of a node that went with the old one.
-   */
-  session?: Session;
-}
-
-export interface SetDataOptions extends OperationOptions {
-  version?: number;
-}
-
-export interface BlockUntilConnectedOptions extends OperationOptions {
-  /** Reject with ConnectionTimeoutError after this long; undefined waits as long as it takes. */
-  timeoutMs?: number;
-}
-
-/** What `createAndListParent` resolves to. */
-export interface CreatedAndListed {
-  /** The new node's path, relative to the namespace. */
-  path: string;
-  /** The parent's children right after the create, unsorted; they include the new node. */
-  children: string[];
-  /** The parent's stat from the same read: `pzxid` is the zxid of its latest child change. */
-  parentStat: Stat;
-  /** The session the node was created in: for an ephemeral node, its owner. */
-  session: Session;
-  /** The new node's stat, when the transport returns it with the create (the protocol transport does). */
-  stat?: Stat;
-}
-
-export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
-
-/** The events of a ZkClient. */
-export interface ZkClientEvents {
-  /** The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in order. */
-  stateChanged: [state: ConnectionState, previous: ConnectionState | undefined];
-  /** `close()` was called: the session has ended, and recipes built on the client stop. Once. */
-  closed: [];
-}
+export type {
+  OperationOptions,
+  CreateOptions,
+  DeleteOptions,
+  WatchOptions,
+  SetDataOptions,
+  BlockUntilConnectedOptions,
+  CreatedAndListed,
+  StateListener,
+  ZkClientEvents,
+} from './operationOptions';
 
 /**
  * A ZooKeeper client with Curator's behaviour: CuratorFramework for Node.
@@ -242,13 +185,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     if (this.connection.isClosed) return;
     // The session ends in the synchronous part of the connection's close; then we tell.
     const closing = this.connection.close();
-    for (const listener of this.rawListeners('closed')) {
-      try {
-        (listener as () => void).call(this);
-      } catch (err) {
-        log('a closed listener threw: %O', err);
-      }
-    }
+    emitSafely(this, 'closed', [], log);
     await closing;
   }
 
