@@ -1,5 +1,6 @@
 import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import { deleteOwnNode } from '../../src/client/deleteOwnNode';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError, SessionLostError, isZkError } from '../../src/errors';
@@ -323,15 +324,8 @@ export class InterProcessSemaphoreV2 {
     return { lease, lost: monitor.isLost, monitor };
   }
 
-  /**
-   * Deletes one of our nodes, guaranteed: while connected, resolves once the server confirms it, or
-   * when `signal` aborts, with the delete left to the background; while disconnected, at once.
-   */
-  private async deleteNode(node: string, signal: AbortSignal): Promise<void> {
-    try {
-      await this.client.delete(node, { guaranteed: true, quietly: true, signal: this.client.isConnected ? signal : AbortSignal.abort() });
-    } catch (err) {
-      log('%s: deleting %s failed, left to the background: %s', this.path, node, String(err));
-    }
+  /** Deletes one of our nodes, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
+  private deleteNode(node: string, within: AbortSignal): Promise<void> {
+    return deleteOwnNode(this.client, node, within);
   }
 }
