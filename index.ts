@@ -64,6 +64,7 @@ export {
   QueueSerializationError,
   NoSuchElementError,
   QueueItemLockLostError,
+  QueueTimeoutError,
   bytesSerializer,
   curatorItemSerializer,
   defaultSerializer,

@@ -16,7 +16,7 @@ const config: Config = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform: tsJest,
-      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts'],
+      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
     },
     {

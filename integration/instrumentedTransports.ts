@@ -3,6 +3,13 @@ import { createNativeTransport } from '../src/transport/NativeTransport';
 import type { Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
 
+/** Which paths a hold or a failure applies to, when it is not one exact path. */
+export type PathMatch = (path: string) => boolean;
+
+function matches(want: string | PathMatch, path: string): boolean {
+  return typeof want === 'string' ? want === path : want(path);
+}
+
 /** A held reply: `reached` resolves when the server has answered; the client sees the answer after `release()`. */
 export interface HeldReply {
   readonly reached: Promise<void>;
@@ -19,10 +26,10 @@ export class InstrumentedTransports {
   readonly calls: string[] = [];
   /** Every reply received (before any hold), "method path" or "method path failed", in order. */
   readonly replies: string[] = [];
-  private holds: Array<{ method: string; path: string; reached: () => void; released: Promise<void> }> = [];
+  private holds: Array<{ method: string; path: string | PathMatch; reached: () => void; released: Promise<void> }> = [];
 
   /** Holds the next successful reply of a `method` call on `path`. */
-  holdNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string): HeldReply {
+  holdNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string | PathMatch): HeldReply {
     const reached = deferred<void>();
     const released = deferred<void>();
     this.holds.push({ method, path, reached: () => reached.resolve(), released: released.promise });
@@ -43,20 +50,20 @@ export class InstrumentedTransports {
    * Makes the next `method` call on `path` fail with CONNECTIONLOSS without reaching the server,
    * as if the connection had dropped while it was in flight. `failed` resolves when it has.
    */
-  failNext(method: 'exists' | 'getData' | 'getChildren', path: string): { failed: Promise<void> } {
+  failNext(method: 'exists' | 'getData' | 'getChildren' | 'create', path: string | PathMatch): { failed: Promise<void> } {
     const failed = deferred<void>();
     this.failures.push({ method, path, failed: () => failed.resolve() });
     return { failed: failed.promise };
   }
 
-  private failures: Array<{ method: string; path: string; failed: () => void }> = [];
+  private failures: Array<{ method: string; path: string | PathMatch; failed: () => void }> = [];
 
   readonly factory: TransportFactory = (options) => {
     const t = createNativeTransport(options);
     const traced = <A extends unknown[], R>(method: string, call: (path: string, ...args: A) => Promise<R>) =>
       (path: string, ...args: A): Promise<R> => {
         this.calls.push(`${method} ${path}`);
-        const failure = this.failures.findIndex((f) => f.method === method && f.path === path);
+        const failure = this.failures.findIndex((f) => f.method === method && matches(f.path, path));
         if (failure >= 0) {
           const [{ failed }] = this.failures.splice(failure, 1);
           this.replies.push(`${method} ${path} failed`);
@@ -68,7 +75,7 @@ export class InstrumentedTransports {
           () => this.replies.push(`${method} ${path}`),
           () => this.replies.push(`${method} ${path} failed`),
         );
-        const hold = this.holds.find((h) => h.method === method && h.path === path);
+        const hold = this.holds.find((h) => h.method === method && matches(h.path, path));
         if (hold === undefined) return reply;
         // Only a successful reply is held; a failed one passes and the hold waits for the next.
         return reply.then(async (value) => {

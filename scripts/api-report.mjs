@@ -10,7 +10,9 @@ const root = join(new URL('.', import.meta.url).pathname, '..');
 const update = process.argv.includes('--update');
 let failed = false;
 
-for (const config of ['api-extractor.json', 'api-extractor.testing.json']) {
+const ENTRIES = { 'api-extractor.json': 'zk-recipes', 'api-extractor.testing.json': 'zk-recipes/testing' };
+
+for (const [config, entry] of Object.entries(ENTRIES)) {
   const prepared = ExtractorConfig.loadFileAndPrepare(join(root, config));
   const result = Extractor.invoke(prepared, {
     localBuild: update,
@@ -24,7 +26,7 @@ for (const config of ['api-extractor.json', 'api-extractor.testing.json']) {
     const report = prepared.reportFilePath ?? prepared.reportConfigs?.[0]?.fileName ?? config;
     console.error(
       result.apiReportChanged
-        ? `The public API of ${prepared.packageJson?.name ?? 'zk-recipes'} (${config}) differs from ${report}.\n` +
+        ? `The public API of ${entry} differs from ${report}.\n` +
             'If the change is on purpose, run `npm run api` and commit the updated report; otherwise undo it.'
         : `${config}: API Extractor found ${result.errorCount} error(s) and ${result.warningCount} warning(s).`,
     );

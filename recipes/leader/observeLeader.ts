@@ -1,7 +1,8 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
-import { joinPath, validatePath } from '../../src/paths';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import { joinPath } from '../../src/paths';
 import { isRetryableError } from '../../src/retry';
 import { abortReason, raceAbort } from '../../src/util/async';
 import { StepLoop } from '../../src/util/StepLoop';
@@ -59,7 +60,7 @@ export function observeLeader(client: ZkClient, path: string, options: ObserveLe
 
 async function* observe(client: ZkClient, path: string, options: ObserveLeaderOptions): AsyncGenerator<LeaderInfo | undefined, void, undefined> {
   // Checked on the first next(), which rejects: a generator's body runs only then.
-  validatePath(path);
+  validateRecipePath(validateClient(client, 'observeLeader'), path, 'leader');
   const signal = validateSignal(validateOptions(options, 'options').signal);
   const observer = new Observer(client, path);
   try {

@@ -110,9 +110,13 @@ export class InterProcessMutex implements InterProcessLock {
     const o = checkAcquireOptions(options);
     const plan = this.plan(o.reenter);
     if (plan.reenter) return this.enter(plan.reenter);
-    const acquisition = await this.internals.attempt({ deadline: Deadline.after(o.timeoutMs), wait: true, signal: o.signal, data: this.data, node: plan.node });
-    if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
-    return this.hold(acquisition);
+    const deadline = Deadline.after(o.timeoutMs);
+    for (;;) {
+      const acquisition = await this.internals.attempt({ deadline, wait: true, signal: o.signal, data: this.data, node: plan.node });
+      if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
+      const lease = this.holdIfTrusted(acquisition);
+      if (lease) return lease;
+    }
   }
 
   /**
@@ -126,7 +130,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (plan.reenter) return this.enter(plan.reenter);
     if (this.client.isStarted && !this.client.isConnected) return undefined;
     const acquisition = await this.internals.attempt({ deadline: Deadline.after(o.timeoutMs), wait: false, signal: o.signal, data: this.data, node: plan.node });
-    return acquisition && this.hold(acquisition);
+    return acquisition && this.holdIfTrusted(acquisition);
   }
 
   /**
@@ -207,9 +211,20 @@ export class InterProcessMutex implements InterProcessLock {
     return this.held.size === 1 ? [...this.held][0] : undefined;
   }
 
-  private hold(acquisition: Acquisition): Lease {
+  /**
+   * Holds a lock won, unless it can no longer be trusted already (the connection dropped, or the
+   * session ended, since the read that proved the win): a lease lost from the start is no lease.
+   * Its node is then let go, and the caller tries again.
+   */
+  private holdIfTrusted(acquisition: Acquisition): Lease | undefined {
     const revoke = this.revocationListener;
     const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined);
+    if (monitor.isLost) {
+      log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
+      monitor.release();
+      void this.internals.deleteOurNode(acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
+      return undefined;
+    }
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
     log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);

@@ -233,7 +233,15 @@ export class InterProcessSemaphoreV2 {
       // One round trip for all: the czxid is the fencing token, the owner the session to watch.
       const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.value, signal: scope.signal })));
       if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.value?.id)) return 'vanished';
-      leases = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat, session.value as Session));
+      const made = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat, session.value as Session));
+      // A lease lost from the start (the connection dropped, or the session ended, since the read
+      // that proved the slot) is no lease: give them all back and try again.
+      if (made.some((lease) => lease.lost)) {
+        log('%s: leases %s could no longer be trusted when won; trying again', this.path, nodes.join(', '));
+        await Promise.all(made.map((lease) => lease.lease.release()));
+        return 'vanished';
+      }
+      leases = made.map((lease) => lease.lease);
       log('%s: acquired %d lease(s): %s (session %s)', this.path, qty, nodes.join(', '), session.value);
       return leases;
     } catch (err) {
@@ -241,7 +249,9 @@ export class InterProcessSemaphoreV2 {
       throw err;
     } finally {
       if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node, scope.signal)));
-      await lock.release();
+      // In the background: the leases are ours now, and the release must not hold them back (a
+      // drop while it is under way would hand them out lost).
+      void lock.release();
     }
   }
 
@@ -284,9 +294,9 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat, session: Session): Lease {
+  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean } {
     const monitor = new LockMonitor(this.client, node, session);
-    return new SimpleLease(
+    const lease = new SimpleLease(
       node,
       stat.czxid,
       () => monitor.signal,
@@ -296,6 +306,7 @@ export class InterProcessSemaphoreV2 {
         await this.deleteNode(node, AbortSignal.timeout(RELEASE_WAIT_MS));
       },
     );
+    return { lease, lost: monitor.isLost };
   }
 
   /**

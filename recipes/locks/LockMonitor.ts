@@ -49,6 +49,11 @@ export class LockMonitor {
     return this.controller.signal;
   }
 
+  /** Whether the lock can no longer be trusted (or was released). Asking does not start the node's watch. */
+  get isLost(): boolean {
+    return this.done;
+  }
+
   /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */
   release(): void {
     this.lose('RELEASED');

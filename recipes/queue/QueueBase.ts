@@ -1,11 +1,12 @@
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, validatePath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
 import { MAX_DATA_BYTES, describeValue, validateFunction, validateOptions, validatePositiveInt, validateSignal } from '../../src/validate';
 import { QueueConsumerEngine, type ErrorMode, type NodeSink, type QueueItemContext } from './QueueConsumerEngine';
-import type { QueueOrder } from './naming';
+import { QUEUE_ITEM_NAME, type QueueOrder } from './naming';
 import { defaultSerializer, encodeNode, type QueueSerializer } from './serializers';
 
 const log = debug('zk-recipes:queue');
@@ -139,13 +140,16 @@ export abstract class QueueBase<T> implements AsyncDisposable {
   private closed = false;
   private pathsReady: Promise<void> | undefined;
 
+  readonly client: ZkClient;
+
   protected constructor(
-    readonly client: ZkClient,
+    client: ZkClient,
     path: string,
     options: QueueOptions<T> | undefined,
     protected readonly order: QueueOrder,
   ) {
-    this.path = validatePath(path);
+    this.client = validateClient(client, 'a queue');
+    this.path = validateRecipePath(this.client, path, 'queue');
     const o = validateOptions(options, 'options');
     this.lockPath = o.lockPath === undefined ? undefined : validatePath(o.lockPath, { what: 'lockPath' });
     if (this.lockPath !== undefined && (this.lockPath === this.path || this.path.startsWith(`${this.lockPath}/`))) {
@@ -248,6 +252,19 @@ export abstract class QueueBase<T> implements AsyncDisposable {
       handoff.end();
       await engine.close();
       this.engines.delete(engine);
+    }
+  }
+
+  /**
+   * How many items wait in the queue now: its `queue-` nodes, those in hand with a consumer
+   * included (a node written by `putMulti` counts once). 0 when the queue node does not exist.
+   */
+  async size(): Promise<number> {
+    try {
+      return (await this.client.getChildren(this.path)).filter((c) => c.startsWith(QUEUE_ITEM_NAME)).length;
+    } catch (err) {
+      if (isZkError(err, 'NONODE')) return 0;
+      throw err;
     }
   }
 

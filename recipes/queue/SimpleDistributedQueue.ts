@@ -1,17 +1,20 @@
 import debug from 'debug';
+import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
-import { joinPath, validatePath } from '../../src/paths';
-import { abortReason } from '../../src/util/async';
+import { joinPath } from '../../src/paths';
+import { abortReason, deferred } from '../../src/util/async';
+import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
 import { toData, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import { NoSuchElementError } from './errors';
+import { ChildrenWatch } from '../../src/watch';
+import { NoSuchElementError, QueueTimeoutError } from './errors';
 import { SIMPLE_QUEUE_ITEM_NAME } from './naming';
 
 const log = debug('zk-recipes:queue:simple');
 
 /** Options of `take()`. */
 export interface TakeOptions {
-  /** Give up after this long and resolve undefined. Default: wait as long as it takes. */
+  /** Give up after this long with QueueTimeoutError. Default: wait as long as it takes. */
   timeoutMs?: number;
   /** Stops waiting: `take()` rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -30,8 +33,8 @@ export interface TakeOptions {
  *   an `exists` watch for it to come back, instead of a children watch that cannot be set on a
  *   missing node: it does not hang when the container is reaped while it waits (CURATOR-308), and
  *   readers never write.
- * - **Waiting.** `take()` lists the children with a watch and waits only for that watch: nothing
- *   polls.
+ * - **Waiting.** `take()` lists the children with a watch (a ChildrenWatch, which watches for the
+ *   path's creation while it is missing) and waits only for that watch: nothing polls.
  * - **SUSPENDED.** Calls wait for the connection under the client's retry policy, and reject when
  *   it gives up; a waiting `take()` keeps waiting.
  * - **LOST.** The watch goes with the session; a waiting `take()` lists again on the new session.
@@ -44,13 +47,17 @@ export interface TakeOptions {
  * ```
  */
 export class SimpleDistributedQueue {
+  readonly client: ZkClient;
   readonly path: string;
 
-  constructor(
-    readonly client: ZkClient,
-    path: string,
-  ) {
-    this.path = validatePath(path);
+  constructor(client: ZkClient, path: string) {
+    this.client = validateClient(client, 'SimpleDistributedQueue');
+    this.path = validateRecipePath(this.client, path, 'queue');
+  }
+
+  /** How many items the queue holds now (its `qn-` nodes); 0 when the path does not exist. */
+  async size(): Promise<number> {
+    return (await this.list()).length;
   }
 
   /**
@@ -71,7 +78,7 @@ export class SimpleDistributedQueue {
 
   /** The first item, without removing it; undefined when the queue is empty. */
   async peek(): Promise<Buffer | undefined> {
-    return (await this.first(false, await this.list(undefined)))?.data;
+    return (await this.first(false, await this.list()))?.data;
   }
 
   /** The first item, without removing it. @throws NoSuchElementError when the queue is empty. */
@@ -83,7 +90,7 @@ export class SimpleDistributedQueue {
 
   /** Removes and returns the first item; undefined when the queue is empty. */
   async poll(): Promise<Buffer | undefined> {
-    return (await this.first(true, await this.list(undefined)))?.data;
+    return (await this.first(true, await this.list()))?.data;
   }
 
   /** Removes and returns the first item. @throws NoSuchElementError when the queue is empty. */
@@ -95,49 +102,45 @@ export class SimpleDistributedQueue {
 
   /**
    * Removes and returns the first item, waiting for one if the queue is empty. With `timeoutMs`,
-   * resolves undefined when none came in time (Curator's `poll(timeout)`). An abort is honoured
-   * while waiting; an item already being removed when it comes is still returned, not lost.
+   * rejects with QueueTimeoutError when none came in time (Curator's `poll(timeout)` returns null;
+   * every timed wait of zk-recipes rejects with a TimeoutError). An abort is honoured while
+   * waiting; an item already being removed when it comes is still returned, not lost.
    */
-  take(): Promise<Buffer>;
-  take(options: TakeOptions): Promise<Buffer | undefined>;
-  async take(options: TakeOptions = {}): Promise<Buffer | undefined> {
+  async take(options: TakeOptions = {}): Promise<Buffer> {
     const o = validateOptions(options, 'options');
     const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
     const signal = validateSignal(o.signal);
-    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
-    for (;;) {
-      if (signal?.aborted) throw abortReason(signal);
-      let woken = false;
-      let wake: () => void = () => undefined;
-      const changed = new Promise<void>((resolve) => (wake = resolve));
-      const watcher = () => {
-        woken = true;
-        wake();
-      };
-      const found = await this.first(true, await this.list(watcher));
-      if (found) return found.data;
-      if (woken) continue;
-      if (!(await waitUntil(changed, deadline, signal))) return undefined;
+    const deadline = Deadline.after(timeoutMs);
+    let changed = deferred<void>();
+    const watch = new ChildrenWatch(this.client, this.path, () => undefined, {
+      lazy: true,
+      signal,
+      onStale: () => changed.resolve(),
+    });
+    try {
+      for (;;) {
+        if (signal?.aborted) throw abortReason(signal);
+        changed = deferred<void>();
+        const names = queueNames((await watch.read())?.children ?? []);
+        const found = await this.first(true, names);
+        if (found) return found.data;
+        if ((await waitFor(changed.promise, { deadline, signal })) === TIMED_OUT) {
+          throw new QueueTimeoutError(`no item in ${this.path} within ${timeoutMs} ms`, { path: this.path });
+        }
+      }
+    } finally {
+      await watch.close();
     }
   }
 
-  /**
-   * The `qn-` children in order, with a watch when asked. A missing path lists as empty; the
-   * watch is then an `exists` watch, which fires when the path is created again.
-   */
-  private async list(watcher: (() => void) | undefined): Promise<string[]> {
+  /** The `qn-` children in order; none when the path does not exist. */
+  private async list(): Promise<string[]> {
     try {
-      const children = await this.client.getChildren(this.path, { watcher });
-      return children.filter((c) => c.startsWith(SIMPLE_QUEUE_ITEM_NAME)).sort();
+      return queueNames(await this.client.getChildren(this.path));
     } catch (err) {
-      if (!isZkError(err, 'NONODE')) throw err;
+      if (isZkError(err, 'NONODE')) return [];
+      throw err;
     }
-    if (watcher) {
-      log('%s: the queue node is missing; watching for it to come back', this.path);
-      // Created between the two calls: the watcher is not set, so list again at once.
-      if ((await this.client.exists(this.path, { watcher })) !== null) watcher();
-    }
-    return [];
   }
 
   /** Reads (and with `remove`, deletes) the first node still there. */
@@ -157,20 +160,7 @@ export class SimpleDistributedQueue {
   }
 }
 
-/** Resolves true when `changed` settles, false at the deadline; rejects on abort. */
-function waitUntil(changed: Promise<void>, deadline: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
-  const remaining = deadline - Date.now();
-  if (remaining <= 0) return Promise.resolve(false);
-  return new Promise((resolve, reject) => {
-    const timer = Number.isFinite(remaining) ? setTimeout(() => done(() => resolve(false)), remaining) : undefined;
-    const onAbort = () => done(() => reject(abortReason(signal as AbortSignal)));
-    const done = (settle: () => void) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      settle();
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void changed.then(() => done(() => resolve(true)));
-  });
+/** The queue's item names in order: `qn-` nodes only, by sequence. */
+function queueNames(children: readonly string[]): string[] {
+  return children.filter((c) => c.startsWith(SIMPLE_QUEUE_ITEM_NAME)).sort();
 }

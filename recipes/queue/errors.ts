@@ -1,4 +1,4 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
 
 /**
  * An item could not be turned into bytes (a BigInt or a circular object with the JSON serializer,
@@ -29,5 +29,13 @@ export class QueueItemLockLostError extends ZkError {
   override name = 'QueueItemLockLostError';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('QUEUE_ITEM_LOCK_LOST', message, options);
+  }
+}
+
+/** `take({ timeoutMs })` found no item in time. */
+export class QueueTimeoutError extends TimeoutError {
+  override name = 'QueueTimeoutError';
+  constructor(message: string, options: ZkErrorOptions = {}) {
+    super(message, { ...options, code: 'QUEUE_TIMEOUT' });
   }
 }

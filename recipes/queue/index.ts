@@ -20,7 +20,7 @@ export {
   type ClaimedNode,
   type EngineSettings,
 } from './QueueConsumerEngine';
-export { QueueSerializationError, NoSuchElementError, QueueItemLockLostError } from './errors';
+export { QueueSerializationError, NoSuchElementError, QueueTimeoutError, QueueItemLockLostError } from './errors';
 export {
   CURATOR_ITEM_FORMAT_VERSION,
   bytesSerializer,

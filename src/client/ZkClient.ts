@@ -4,7 +4,7 @@ import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
 import { createNativeTransport } from '../transport/NativeTransport';
 import type { ACL, CreateMode, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
-import { raceAbort } from '../util/async';
+import { abortReason, raceAbort } from '../util/async';
 import { now } from '../util/timers';
 import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
 import { BackgroundDeletes } from './BackgroundDeletes';
@@ -216,6 +216,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const o = validateOptions(options, 'options');
     const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs') ?? Infinity;
     const signal = validateSignal(o.signal);
+    if (signal?.aborted) throw abortReason(signal);
     this.connection.assertOpen();
     if (this.connection.isConnected) return;
     const startedAt = now();
@@ -270,7 +271,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   private checkCreate(path: string, options: CreateOptions) {
     const o = validateOptions(options, 'options');
-    const mode = validateMode(o.mode ?? 'PERSISTENT');
+    const mode = o.mode === undefined ? 'PERSISTENT' : validateMode(o.mode);
     validatePath(path, { sequential: mode.includes('SEQUENTIAL') });
     if (path === '/') throw new InvalidArgumentError('cannot create the root node', { path });
     const data = o.data === undefined ? this.options.defaultData : toData(o.data);

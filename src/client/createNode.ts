@@ -12,6 +12,13 @@ import { findProtectedNode, protectedName } from './protection';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
 
+/**
+ * How many times a create with `createParents` makes the parents again after NONODE: the server
+ * reaps an empty container parent every so often, and a busy lock path can be emptied and reaped
+ * between our parents and our create more than once.
+ */
+const MAX_PARENT_TRIES = 10;
+
 /** A create, checked and resolved: what `createNode` runs. */
 export interface CreateRequest {
   /** As the user gave it, relative to the namespace. */
@@ -90,7 +97,7 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
         return await createOnce(t, session);
       } catch (err) {
         // A container parent can be reaped between our mkdirs and our create: try again.
-        if (!isZkError(err, 'NONODE') || req.createParents === undefined || parentsTries >= 3) throw err;
+        if (!isZkError(err, 'NONODE') || req.createParents === undefined || parentsTries >= MAX_PARENT_TRIES) throw err;
         await mkdirs(t, parent, parentMode);
       }
     }

@@ -329,6 +329,61 @@ describe('FaultProxy', () => {
     });
   });
 
+  describe('intercept', () => {
+    it('rewrites and drops chunks in either direction, and stops when removed', async () => {
+      const echo = await startEcho();
+      const proxy = await startProxy(`127.0.0.1:${echo.port}`);
+      const client = await connectClient(ports(proxy)[0]!);
+      const seen: string[] = [];
+      const remove = proxy.intercept((chunk, { direction }) => {
+        seen.push(direction);
+        const text = chunk.toString();
+        if (direction === 'client->upstream' && text === 'drop-me') return 'drop';
+        if (direction === 'upstream->client') return Buffer.from(text.toUpperCase());
+        return 'forward';
+      });
+      client.socket.write('drop-me');
+      // Sent apart, so that the two are separate chunks. The dropped one never reaches the server;
+      // the next one does, and comes back rewritten.
+      await waitUntil(() => seen.length === 1, 'the proxy receives the first chunk');
+      client.socket.write('hello');
+      await waitUntil(() => client.received === 'HELLO', 'the rewritten echo');
+      expect(echo.received).toBe('hello');
+      expect(seen).toEqual(['client->upstream', 'client->upstream', 'upstream->client']);
+      remove();
+      await roundTrip(client, 'plain');
+    });
+
+    it('resets the connection on a reply, after the server has received the request', async () => {
+      const echo = await startEcho();
+      const proxy = await startProxy(`127.0.0.1:${echo.port}`);
+      const client = await connectClient(ports(proxy)[0]!);
+      let connection = 0;
+      proxy.intercept((_chunk, info) => {
+        connection = info.connection;
+        return info.direction === 'upstream->client' ? 'reset' : 'forward';
+      });
+      client.socket.write('request');
+      await waitClosed(client);
+      expect(echo.received).toBe('request');
+      expect(client.received).toBe('');
+      expect(client.errors.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(['ECONNRESET']);
+      expect(connection).toBeGreaterThan(0);
+      expect(proxy.connectionCount).toBe(0);
+    });
+
+    it('forwards a chunk when an interceptor throws, and refuses a non-function', async () => {
+      const echo = await startEcho();
+      const proxy = await startProxy(`127.0.0.1:${echo.port}`);
+      const client = await connectClient(ports(proxy)[0]!);
+      proxy.intercept(() => {
+        throw new Error('interceptor bug');
+      });
+      await roundTrip(client, 'still');
+      expect(() => proxy.intercept('nope' as never)).toThrow(InvalidArgumentError);
+    });
+  });
+
   describe('close', () => {
     it('is idempotent, closes every connection and releases the ports', async () => {
       const a = await startEcho();

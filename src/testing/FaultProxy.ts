@@ -16,6 +16,21 @@ const log = debug('zk-recipes:testing:proxy');
  */
 export type FaultMode = 'healthy' | 'cut' | 'blackhole';
 
+/** Which way a chunk travels through the proxy. */
+export type ChunkDirection = 'client->upstream' | 'upstream->client';
+
+/**
+ * What an interceptor does with one chunk: forward it, forward other bytes instead, drop it, or
+ * drop it and reset the connection (RST both ways), as a network that loses a reply would.
+ */
+export type ChunkVerdict = 'forward' | 'drop' | 'reset' | Buffer;
+
+/**
+ * Sees every chunk of data as the proxy receives it (before any delay) and decides its fate. The
+ * connection id tells the connections apart: a new connection (after a reconnect) has a new id.
+ */
+export type ChunkInterceptor = (chunk: Buffer, info: { readonly connection: number; readonly direction: ChunkDirection }) => ChunkVerdict;
+
 /** Options of {@link FaultProxy.start}. */
 export interface FaultProxyOptions {
   /** Initial latency in ms added to every chunk in both directions (see {@link FaultProxy.delay}). Default 0. */
@@ -35,7 +50,7 @@ type Item =
 
 /** One direction of one proxied connection. */
 interface Pipe {
-  readonly name: 'client->upstream' | 'upstream->client';
+  readonly name: ChunkDirection;
   queue: Item[];
   timer: NodeJS.Timeout | undefined;
   /** The source is paused because the destination's write buffer is full. */
@@ -144,7 +159,9 @@ function destroySocket(socket: net.Socket | undefined): void {
  *   of the proxy throws;
  * - in every mode, bytes of one direction of one connection are delivered in the order received,
  *   or not at all (never reordered, never duplicated, never delivered after a gap);
- * - a connection that lost bytes to a blackhole is destroyed on {@link heal}, never resumed.
+ * - a connection that lost bytes to a blackhole is destroyed on {@link heal}, never resumed;
+ * - an interceptor ({@link intercept}) may drop or rewrite chunks: only then can bytes be lost or
+ *   changed on a connection that stays open.
  *
  * Debug output: `DEBUG=zk-recipes:testing:proxy`.
  */
@@ -161,6 +178,7 @@ export class FaultProxy implements AsyncDisposable {
   #mode: FaultMode = 'healthy';
   #delayMs: number;
   #nextId = 1;
+  readonly #interceptors = new Set<ChunkInterceptor>();
   #closing: Promise<void> | undefined;
 
   private constructor(servers: net.Server[], upstreams: Upstream[], chroot: string, delayMs: number) {
@@ -280,6 +298,21 @@ export class FaultProxy implements AsyncDisposable {
   }
 
   /**
+   * Lets `interceptor` decide the fate of every data chunk received from now on, in both
+   * directions, before any delay: for faults a byte stream cannot express otherwise, such as a
+   * reply lost right after the server executed its request, or a corrupted frame. With several
+   * interceptors, each sees what the previous one forwarded. One that throws forwards the chunk.
+   * Returns a function that removes it.
+   */
+  intercept(interceptor: ChunkInterceptor): () => void {
+    if (typeof interceptor !== 'function') throw new InvalidArgumentError('interceptor must be a function');
+    this.#interceptors.add(interceptor);
+    return () => {
+      this.#interceptors.delete(interceptor);
+    };
+  }
+
+  /**
    * Closes the listeners and destroys every connection. Idempotent: later calls return the same
    * promise, which resolves once every listener is closed (its port released).
    */
@@ -392,6 +425,15 @@ export class FaultProxy implements AsyncDisposable {
   /** Accepts one item from a source: drops it, delivers it now, or queues it behind the delay. */
   #receive(conn: Conn, pipe: Pipe, item: { kind: 'data'; chunk: Buffer } | { kind: 'end' } | { kind: 'close' }): void {
     if (conn.torn || conn.tainted) return; // cut/closed, or a blackhole: dropped, never buffered
+    if (item.kind === 'data' && this.#interceptors.size > 0) {
+      const verdict = this.#intercepted(conn, pipe, item.chunk);
+      if (verdict === 'drop') return;
+      if (verdict === 'reset') {
+        this.#teardown(conn, 'reset', `interceptor on ${pipe.name}`);
+        return;
+      }
+      item = { kind: 'data', chunk: verdict };
+    }
     const now = Date.now();
     if (this.#delayMs === 0 && pipe.queue.length === 0) {
       this.#deliver(conn, pipe, item);
@@ -401,6 +443,26 @@ export class FaultProxy implements AsyncDisposable {
     const due = Math.max(now + this.#delayMs, last === undefined ? 0 : last.due);
     pipe.queue.push({ ...item, due } as Item);
     if (pipe.timer === undefined) this.#schedule(conn, pipe);
+  }
+
+  /** Runs the interceptors on one chunk: the bytes to forward, or 'drop' or 'reset'. */
+  #intercepted(conn: Conn, pipe: Pipe, chunk: Buffer): Buffer | 'drop' | 'reset' {
+    let bytes = chunk;
+    for (const interceptor of [...this.#interceptors]) {
+      let verdict: ChunkVerdict;
+      try {
+        verdict = interceptor(bytes, { connection: conn.id, direction: pipe.name });
+      } catch (err) {
+        log('%s: connection #%d: an interceptor threw, forwarding: %s', this.#name, conn.id, (err as Error).message);
+        continue;
+      }
+      if (verdict === 'drop' || verdict === 'reset') {
+        log('%s: connection #%d: interceptor says %s on %s (%d bytes)', this.#name, conn.id, verdict, pipe.name, bytes.length);
+        return verdict;
+      }
+      if (Buffer.isBuffer(verdict)) bytes = verdict;
+    }
+    return bytes;
   }
 
   #schedule(conn: Conn, pipe: Pipe): void {

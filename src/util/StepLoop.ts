@@ -4,6 +4,7 @@
  * makes exactly one more step afterwards, so no change is missed and none is handled twice at once;
  * a step that fails is tried again after a back-off that doubles, unless a kick comes first.
  */
+import { Mutex } from 'async-mutex';
 import { startTimer } from './timers';
 
 export interface StepLoopOptions {
@@ -16,8 +17,9 @@ export interface StepLoopOptions {
 }
 
 export class StepLoop {
+  /** Steps run one at a time: the mutex holds while a drain runs. */
+  private readonly mutex = new Mutex();
   private dirty = false;
-  private running = false;
   private stopped = false;
   private idlePromise: Promise<void> = Promise.resolve();
   private cancelRetry: (() => void) | undefined;
@@ -40,9 +42,12 @@ export class StepLoop {
     this.dirty = true;
     this.cancelRetry?.();
     this.cancelRetry = undefined;
-    if (this.running) return;
-    this.running = true;
-    this.idlePromise = this.drain();
+    // A drain under way takes the kick along.
+    if (this.mutex.isLocked()) return;
+    this.idlePromise = this.mutex.runExclusive(() => this.drain()).then(() => {
+      // A kick between the drain's last look and the mutex's release found it locked: run for it.
+      if (this.dirty && !this.stopped && this.cancelRetry === undefined) this.kick();
+    });
   }
 
   /** Whether a kick is waiting for its step. A step can check it to end early. */
@@ -63,20 +68,16 @@ export class StepLoop {
   }
 
   private async drain(): Promise<void> {
-    try {
-      while (this.dirty && !this.stopped) {
-        this.dirty = false;
-        try {
-          await this.step();
-          this.retryMs = this.firstRetryMs;
-        } catch (err) {
-          if (this.stopped) break;
-          this.backOff(err);
-          break;
-        }
+    while (this.dirty && !this.stopped) {
+      this.dirty = false;
+      try {
+        await this.step();
+        this.retryMs = this.firstRetryMs;
+      } catch (err) {
+        if (this.stopped) break;
+        this.backOff(err);
+        break;
       }
-    } finally {
-      this.running = false;
     }
   }
 

@@ -82,15 +82,21 @@ describe('StepLoop', () => {
     let most = 0;
     let steps = 0;
     let release!: () => void;
+    let started!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const firstStarted = new Promise<void>((r) => (started = r));
     const loop = new StepLoop(async () => {
       running++;
       most = Math.max(most, running);
       steps++;
+      started();
       if (steps === 1) await gate;
       running--;
     });
     loop.kick();
+    // Kicks before the step starts are covered by it; kicks during it make one more step.
+    loop.kick();
+    await firstStarted;
     loop.kick();
     loop.kick();
     release();

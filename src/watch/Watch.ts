@@ -20,6 +20,14 @@ export interface NodeWatchOptions {
   creation?: boolean;
   /** Bounds the reads: an abort rejects `start()` with its reason, or (later) ends the watch. */
   signal?: AbortSignal;
+  /**
+   * Read only when asked (`read()`), not when the watch fires: `onStale` is told instead. For a
+   * consumer that works through what it has before it looks again, so that a burst of changes
+   * costs one read, not one each.
+   */
+  lazy?: boolean;
+  /** With `lazy`: told when the watch fired (or could not be kept), so the value may be out of date. */
+  onStale?: (event: WatchEvent) => void;
   /** Told of each error that made a read fail; the read is tried again after a back-off. Must not throw. */
   onError?: (err: unknown) => void;
   /**
@@ -112,6 +120,14 @@ export class Watch<T> {
     if (this.ready) this.loop.kick();
   }
 
+  /** Reads now, watching anew if the watch fired, and resolves with the value (the listener hears of a change too). */
+  async read(): Promise<T | null> {
+    if (!this.ready) return this.start();
+    const value = await this.readNode();
+    if (!this.ended) this.deliver(value, undefined);
+    return value;
+  }
+
   /** Stops watching: the listener is not called again, and the server watches are removed where the transport can. */
   async close(): Promise<void> {
     if (this.ended) return;
@@ -129,7 +145,7 @@ export class Watch<T> {
       this.session.signal.addEventListener('abort', this.onSessionEnd, { once: true });
     }
     try {
-      this.last = await this.read();
+      this.last = await this.readNode();
     } catch (err) {
       this.stop();
       throw err;
@@ -145,6 +161,14 @@ export class Watch<T> {
     this.armed[kind] = false;
     if (this.ended) return;
     if (event.type === 'sessionLost' && this.session !== undefined) return this.end(this.session.endReason ?? event);
+    if (this.options.lazy) {
+      try {
+        this.options.onStale?.(event);
+      } catch (err) {
+        log('%s: onStale threw: %O', this.path, err);
+      }
+      return;
+    }
     if (event.type === 'deleted') {
       if (this.ready) {
         this.deliver(null, event);
@@ -158,7 +182,7 @@ export class Watch<T> {
   }
 
   private async step(): Promise<void> {
-    const value = await this.read();
+    const value = await this.readNode();
     if (this.ended) return;
     const event = this.pendingEvent;
     this.pendingEvent = undefined;
@@ -177,7 +201,7 @@ export class Watch<T> {
     }
   }
 
-  private async read(): Promise<T | null> {
+  private async readNode(): Promise<T | null> {
     const main = this.reader.kind;
     const { session } = this;
     const signal = this.options.signal;

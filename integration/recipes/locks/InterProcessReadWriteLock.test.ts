@@ -93,6 +93,8 @@ describe('InterProcessReadWriteLock', () => {
     expect(await other.writeLock().tryAcquire()).toBeUndefined();
     await expect(other.readLock().acquire({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     await expect(other.writeLock().acquire({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
+    // A timed-out attempt returns by its deadline and leaves its node's delete to the background.
+    await eventually('the timed-out nodes to go', async () => (await childrenOf(a, path)).length === 1);
     expect(await childrenOf(a, path)).toEqual([nameOf(write.node)]);
 
     const reader = track(other.readLock().acquire({ timeoutMs: timing(20_000) }));

@@ -157,9 +157,12 @@ describe('DistributedQueue family on a real server', () => {
   it('putMulti writes all items into one node; a consumer handles them in order', async () => {
     const path = `${root}/q`;
     const queue = track(new DistributedQueue<string>(zk, path, { serializer: curatorItemSerializer(utf8Serializer) }));
+    expect(await queue.size()).toBe(0);
     const node = await queue.putMulti(['x', 'y', 'z']);
     expect(node).toMatch(new RegExp(`^${path}/queue-\\d{10}$`));
     expect(await childrenOf(zk, path)).toHaveLength(1);
+    // A putMulti node counts once.
+    expect(await queue.size()).toBe(1);
     const got = new Collector<string>();
     const indexes: number[] = [];
     queue.start((item, { index, count }) => {

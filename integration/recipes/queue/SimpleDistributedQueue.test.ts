@@ -1,4 +1,4 @@
-import { NoSuchElementError, SimpleDistributedQueue } from '../../../recipes/queue';
+import { NoSuchElementError, QueueTimeoutError, SimpleDistributedQueue } from '../../../recipes/queue';
 import { InvalidArgumentError, MAX_DATA_BYTES, type ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
 import { Clients, eventually, randomRoot, timing, watchNode } from '../../helpers';
@@ -52,11 +52,12 @@ describe('SimpleDistributedQueue on a real server', () => {
     expect(await childrenOf(zk, path)).toEqual(['foreign']);
   });
 
-  it('take waits for an offer; with timeoutMs it gives up with undefined; an abort rejects with its reason', async () => {
+  it('take waits for an offer; with timeoutMs it gives up with QueueTimeoutError; an abort rejects with its reason', async () => {
     const queue = new SimpleDistributedQueue(zk, path);
     const started = Date.now();
-    expect(await queue.take({ timeoutMs: 200 })).toBeUndefined();
+    await expect(queue.take({ timeoutMs: 200 })).rejects.toBeInstanceOf(QueueTimeoutError);
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - started).toBeLessThan(200 + timing(750));
     const ac = new AbortController();
     const aborted = queue.take({ signal: ac.signal });
     ac.abort(new Error('stop'));
@@ -66,6 +67,10 @@ describe('SimpleDistributedQueue on a real server', () => {
     const other = await clients.connect({ connectString: server.connectString });
     await new SimpleDistributedQueue(other, path).offer('late');
     expect((await waiting)?.toString()).toBe('late');
+    expect(await queue.size()).toBe(0);
+    await queue.offer('one');
+    await queue.offer('two');
+    expect(await queue.size()).toBe(2);
   });
 
   it('does not hang when the container is reaped while take() waits (CURATOR-308)', async () => {
@@ -96,7 +101,7 @@ describe('SimpleDistributedQueue on a real server', () => {
     const loops = takers.map(async (q) => {
       for (;;) {
         const item = await q.take({ timeoutMs: timing(3_000) });
-        if (item === undefined || item.toString() === 'end') return;
+        if (item.toString() === 'end') return;
         taken.push(item.toString());
       }
     });

@@ -6,6 +6,7 @@ import type { ZkClient } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
 import { sleep } from '../../../src/util/async';
 import { Clients, StateRecorder, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { InstrumentedTransports } from '../../instrumentedTransports';
 import { Collector, Gate, abortedWith, childrenOf } from './queueTesting';
 
 interface Delivery {
@@ -184,5 +185,35 @@ describe('DistributedQueue under load and faults', () => {
     // Closed while the proxy still stands, so its last delete goes through.
     await consumer.close();
     expect(await childrenOf(zk, path)).toEqual([]);
+  });
+
+  it('a lock-safe claim whose lock create is retried into a new session, and whose item is gone, leaves no lock node behind', async () => {
+    // Found by the chaos suite (seed 71, expire-session): the consumer took the session to check
+    // against before its lock create, the create came through in the next session, the item was
+    // gone, and the release judged the live lock node not its own.
+    const path = `${root}/q`;
+    const lockPath = `${root}/locks`;
+    await new DistributedQueue<string>(zk, path, { lockPath }).put('gone before the claim');
+    const [name] = await childrenOf(zk, path);
+    const traced = new InstrumentedTransports();
+    // The first retry waits long enough for the session to end and a new one to start.
+    const retryPolicy = { allowRetry: (n: number) => (n === 0 ? timing(3_000) : n < 10 ? 100 : false) };
+    const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory, retryPolicy });
+    const states = new StateRecorder(a);
+    const { failed } = traced.failNext('create', `${lockPath}/${name}`);
+    const handled: string[] = [];
+    track(new DistributedQueue<string>(a, path, { lockPath })).start((item) => {
+      handled.push(item);
+    });
+    await failed;
+    const mark = states.mark();
+    await expireSession(a);
+    await states.waitFor('LOST', mark);
+    await zk.delete(`${path}/${name}`);
+    await states.waitFor('RECONNECTED', mark);
+    // The retried create makes the lock node in the new session; the item is gone; the lock goes.
+    await eventually('the lock create retried', () => traced.calls.filter((c) => c === `create ${lockPath}/${name}`).length >= 2);
+    await eventually('no lock node left', async () => (await childrenOf(zk, lockPath)).length === 0, timing(10_000));
+    expect(handled).toEqual([]);
   });
 });
