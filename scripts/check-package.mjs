@@ -1,7 +1,8 @@
 // The consumer check: packs the package as npm would publish it, installs the tarball into a fresh
 // project outside the repository, and uses it there as a user would, from CommonJS, from an ES
 // module, and from TypeScript under moduleResolution node (node10), node16 and bundler, each
-// importing zk-recipes and zk-recipes/testing and taking a mutex on a TestingServer.
+// importing zk-recipes and zk-recipes/testing and taking a mutex on a TestingServer; and runs the
+// operator CLI through its bin link.
 //
 //   node scripts/check-package.mjs [--skip-build] [--keep]
 //
@@ -149,6 +150,9 @@ try {
     cpSync(join(repo, 'node_modules', 'zookeeper', 'build'), join(consumer, 'node_modules', 'zookeeper', 'build'), { recursive: true });
     console.log('  (zk-recipes needs the native binding to load: borrowed this repository\'s build of `zookeeper`)');
   }
+
+  const usage = run('the CLI through its bin link: zk-recipes --help', join(consumer, 'node_modules', '.bin', 'zk-recipes'), ['--help'], consumer);
+  if (!usage.startsWith('Usage: zk-recipes')) throw new Error(`zk-recipes --help printed:\n${usage}`);
 
   const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
   for (const [name, projectFiles] of Object.entries(PROJECTS)) {
