@@ -4,12 +4,13 @@ import type { ConnectionState } from '../../src/client/ConnectionState';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
+import { ClientClosedError, IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName } from '../../src/paths';
 import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { subscribe } from '../../src/util/events';
+import { metrics, startClock } from '../../src/metrics/channels';
+import { emitSafely, subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
 import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
@@ -104,6 +105,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   readonly closeMode: LeaderLatchCloseMode;
   private lifecycle: Lifecycle = 'LATENT';
   private leader = false;
+  /** When leadership began, for the leadership metric; 0 when not leading or nobody listened. */
+  private ledSince = 0;
   /** Our node (full path within the namespace) and the session that created it. */
   private node: string | undefined;
   private nodeSession: Session | undefined;
@@ -153,7 +156,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
     if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopListening = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopStates = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopClosed = subscribe(this.client, 'closed', () => this.onClientClosed());
+    this.stopListening = () => {
+      stopStates();
+      stopClosed();
+    };
     this.loop.kick();
   }
 
@@ -232,6 +240,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     this.closing.abort(new LeaderLatchClosedError({ path: this.path, cause }));
     // Stop leading before the node goes: nobody else can lead until it has.
     this.leader = false;
+    if (wasLeader) this.publishLeadership(false);
     log('%s: closing (node %s, session %s, %s)', this.path, this.node ?? '-', this.nodeSession ?? '-', wasLeader ? 'was leader' : 'not leader');
     if (wasLeader && (this.closeMode === 'notifyLeader' || cause !== undefined)) this.emitSafely('notLeader');
     for (const wake of [...this.leaderWaiters]) wake();
@@ -257,12 +266,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (state !== 'SUSPENDED') this.loop.kick();
   }
 
-  /** Our session ended: LOST (the next session joins again), or the client closed (so does the latch). */
+  /** Our node's session ended: LOST, and the next session joins again (a client closing closes the latch: see onClientClosed). */
   private onSessionEnd(session: Session): void {
-    if (session !== this.nodeSession || this.lifecycle !== 'STARTED') return;
+    if (session !== this.nodeSession || this.lifecycle !== 'STARTED' || session.closedByClient) return;
     this.setLeadership(false);
-    if (session.closedByClient) void (this.closed ??= this.shutdown(session.endReason));
-    else this.loop.kick();
+    this.loop.kick();
+  }
+
+  /** The client closed: so does the latch, with the client's reason, whether or not it had a node. */
+  private onClientClosed(): void {
+    if (this.lifecycle !== 'STARTED') return;
+    this.setLeadership(false);
+    void (this.closed ??= this.shutdown(new ClientClosedError('the client closed', { path: this.path })));
   }
 
   // ---------------------------------------------------------------- the election
@@ -448,9 +463,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   private setLeadership(leader: boolean): void {
     if (this.leader === leader) return;
     this.leader = leader;
+    this.publishLeadership(leader);
     log('%s: %s (node %s, session %s)', this.path, leader ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
     if (leader) for (const wake of [...this.leaderWaiters]) wake();
     this.emitSafely(leader ? 'isLeader' : 'notLeader');
+  }
+
+  private publishLeadership(leader: boolean): void {
+    if (metrics.leadership.hasSubscribers) {
+      const ledMs = leader || this.ledSince === 0 ? undefined : performance.now() - this.ledSince;
+      metrics.leadership.publish({ recipe: 'latch', path: this.path, id: this.id, event: leader ? 'gained' : 'lost', ledMs });
+    }
+    this.ledSince = leader ? startClock(metrics.leadership) : 0;
   }
 
   private report(err: unknown, retryInMs: number): void {
@@ -458,14 +482,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (this.listenerCount('error') > 0) this.emitSafely('error', err);
   }
 
-  /** Emits to each listener inside a try: one that throws is logged, and the others still hear. */
   private emitSafely<E extends keyof LeaderLatchEvents>(event: E, ...args: LeaderLatchEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.path, ...values));
   }
 }

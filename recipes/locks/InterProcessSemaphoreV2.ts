@@ -8,6 +8,7 @@ import { isSessionEndedError } from '../../src/retry';
 import type { Stat } from '../../src/transport/Transport';
 import { deferred, raceAbort, sleep } from '../../src/util/async';
 import { subscribe } from '../../src/util/events';
+import { metrics, startClock, waitOutcome } from '../../src/metrics/channels';
 import { Deadline, DeadlineScope } from '../../src/util/deadline';
 import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
 import { SharedCount } from '../shared/SharedCount';
@@ -122,7 +123,7 @@ export class InterProcessSemaphoreV2 {
     this.data = options.data;
     this.locksPath = joinPath(this.path, SEMAPHORE_LOCKS_PARENT);
     this.leasesPath = joinPath(this.path, SEMAPHORE_LEASES_PARENT);
-    this.mutex = new InterProcessMutex(this.client, this.locksPath);
+    this.mutex = new InterProcessMutex(this.client, this.locksPath, { recipe: false });
   }
 
   /** The limit now: the fixed one, or the SharedCount's current count. */
@@ -140,9 +141,21 @@ export class InterProcessSemaphoreV2 {
     const qty = validatePositiveInt(o.qty ?? 1, 'qty');
     const { timeoutMs, signal, reenter } = checkAcquireOptions(o);
     if (reenter !== undefined) throw new InvalidArgumentError('a semaphore is not re-entrant: reenter does not apply', { path: this.path });
-    const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
-    if (leases) return leases;
-    throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    const waitStart = startClock(metrics.lockWait);
+    let failure: unknown;
+    try {
+      const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
+      if (leases) return leases;
+      throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      if (waitStart > 0 && metrics.lockWait.hasSubscribers) {
+        const outcome = waitOutcome(failure, signal);
+        metrics.lockWait.publish({ recipe: 'semaphore', path: this.path, waitMs: performance.now() - waitStart, outcome, code: outcome === 'error' ? (failure as { code?: string }).code : undefined });
+      }
+    }
   }
 
   /**
@@ -242,6 +255,7 @@ export class InterProcessSemaphoreV2 {
         return 'vanished';
       }
       leases = made.map((lease) => lease.lease);
+      for (const { monitor } of made) monitor.handedOut('semaphore', this.path);
       log('%s: acquired %d lease(s): %s (session %s)', this.path, qty, nodes.join(', '), session.value);
       return leases;
     } catch (err) {
@@ -294,7 +308,7 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean } {
+  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean; monitor: LockMonitor } {
     const monitor = new LockMonitor(this.client, node, session);
     const lease = new SimpleLease(
       node,
@@ -306,7 +320,7 @@ export class InterProcessSemaphoreV2 {
         await this.deleteNode(node, AbortSignal.timeout(RELEASE_WAIT_MS));
       },
     );
-    return { lease, lost: monitor.isLost };
+    return { lease, lost: monitor.isLost, monitor };
   }
 
   /**
