@@ -5,8 +5,9 @@
 //   node scripts/api-report.mjs --update  write the reports (commit them with the change)
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = join(new URL('.', import.meta.url).pathname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 const update = process.argv.includes('--update');
 let failed = false;
 

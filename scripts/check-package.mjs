@@ -12,8 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const repo = join(new URL('.', import.meta.url).pathname, '..');
+const repo = fileURLToPath(new URL('..', import.meta.url));
 const args = new Set(process.argv.slice(2));
 const STEP_TIMEOUT_MS = 180_000;
 const startedAt = Date.now();

@@ -7,9 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const ENTRIES = ['index', 'testing', 'internals'];
-const dist = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'dist');
+const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const require = createRequire(join(dist, 'index.js'));
 
 for (const entry of ENTRIES) {
