@@ -18,7 +18,6 @@ export type {
   StateListener,
   CreatedAndListed,
 } from './client/ZkClient';
-export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
-export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';
+export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type ResolvedClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
 export * from './metrics';

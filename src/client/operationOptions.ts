@@ -9,7 +9,7 @@ export interface OperationOptions {
 }
 
 export interface CreateOptions extends OperationOptions {
-  /** Node data; `defaultData` (the local IP address, as Curator writes) when omitted. */
+  /** Node data; the client's `defaultData` (its `id`, `<hostname>:<pid>` by default) when omitted. */
   data?: Buffer | Uint8Array | string;
   /** Default 'PERSISTENT'. */
   mode?: CreateMode;
