@@ -8,7 +8,7 @@ import type { ACL, OptionalOperation, Stat, Transport, Watcher } from '../transp
 import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
 import { now } from '../util/timers';
-import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
+import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
 import { BackgroundDeletes } from './BackgroundDeletes';
 import { Connection } from './Connection';
 import type { ConnectionState } from './ConnectionState';
@@ -28,8 +28,10 @@ import type {
 } from './operationOptions';
 import { deleteTree, mkdirs } from './nodeOps';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
-import { checkRequestSize, createRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
+import { startPersistentWatch, type PersistentWatch } from './PersistentWatch';
+import { checkRequestSize, createRequestBytes, multiRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
 import { RetryLoop } from './RetryLoop';
+import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
@@ -354,13 +356,35 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     validateWatcher(watcher);
     const kind = o.kind ?? 'any';
     if (kind !== 'any' && kind !== 'data' && kind !== 'children') throw new InvalidArgumentError(`kind must be 'data', 'children' or 'any', got ${String(kind)}`);
-    const full = this.ns.full(path);
-    const live = this.connection.live();
-    for (const taken of this.watches.take(full, watcher, kind)) {
-      if (!taken.transport.removeWatches || taken.transport !== live?.transport) continue;
-      // Local: when the server cannot be reached, the watch is at least forgotten on the client.
-      await taken.transport.removeWatches(full, taken.kind, taken.native, true).catch(() => undefined);
-    }
+    await this.watches.remove(this.ns.full(path), watcher, kind, this.connection.live()?.transport);
+  }
+
+  /**
+   * A transaction: operations committed together with ZooKeeper's multi, all or none. Needs the
+   * protocol transport (the native binding has no multi: `commit()` rejects with UnsupportedError).
+   * See Transaction.
+   */
+  transaction(): Transaction {
+    return new Transaction(
+      (ops, signal) => commitTransaction({ retry: this.retry, namespace: this.ns }, ops, signal),
+      (ops) => checkRequestSize(multiRequestBytes(ops.map((op) => ({ ...op, path: this.serverPath(op.path) }))), this.options.maxRequestBytes, 'the transaction', ops[0].path),
+      this.options.defaultData,
+    );
+  }
+
+  /**
+   * A persistent watch on `path` (`recursive`: and its whole subtree), set on the server when the
+   * promise resolves: it does not end when it fires. See PersistentWatch for what it reports, on
+   * reconnects and new sessions too. Needs the protocol transport (rejects with UnsupportedError on
+   * the native binding).
+   */
+  async watch(path: string, options: OperationOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+    const o = validateOptions(options, 'options');
+    this.checkPath(path, 'the watch');
+    const signal = validateSignal(o.signal);
+    const recursive = o.recursive === undefined ? false : validateBoolean(o.recursive, 'recursive');
+    await this.ns.ensure(signal);
+    return startPersistentWatch({ client: this, connection: this.connection, retry: this.retry, namespace: this.ns }, path, recursive, signal);
   }
 
   /** For tests and diagnostics: how many background deletes are running. */
