@@ -93,7 +93,7 @@ class ReadWriteMutex extends InterProcessMutex {
     driver: LockDriver,
     data: Buffer | string | undefined,
   ) {
-    super(client, path, { driver, data });
+    super(client, path, { driver, data, recipe: lockName === READ_LOCK_NAME ? 'read' : 'write' });
   }
 
   /** This lock's nodes (read or write) in lock order, as full paths. */

@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { deleteOwnNode } from '../../src/client/deleteOwnNode';
 import type { Session } from '../../src/client/Session';
 import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError, isZkError } from '../../src/errors';
@@ -179,17 +180,9 @@ export class LockInternals {
     }
   }
 
-  /**
-   * Deletes our node, guaranteed: while connected, resolves once the server confirms it, or when
-   * `signal` aborts, with the delete left to the background; while disconnected, at once.
-   */
-  async deleteOurNode(node: string, signal: AbortSignal): Promise<void> {
-    if (!this.client.isConnected) signal = AbortSignal.abort();
-    try {
-      await this.client.delete(node, { guaranteed: true, quietly: true, signal });
-    } catch (err) {
-      log('%s: deleting %s left to the background: %s', this.basePath, node, String(err));
-    }
+  /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
+  deleteOurNode(node: string, within: AbortSignal): Promise<void> {
+    return deleteOwnNode(this.client, node, within);
   }
 
   /** Lock nodes in lock order, as full paths. */

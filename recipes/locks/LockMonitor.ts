@@ -2,6 +2,7 @@ import debug from 'debug';
 import type { ConnectionState } from '../../src/client/ConnectionState';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
+import { metrics, startClock, type LockRecipe } from '../../src/metrics/channels';
 import { subscribe } from '../../src/util/events';
 import { NodeWatch, type NodeData } from '../../src/watch';
 import { LockLostError, type LockLostReason } from './errors';
@@ -24,6 +25,9 @@ export class LockMonitor {
   private readonly stopListening: () => void;
   private watch: NodeWatch | undefined;
   private done = false;
+  /** When the hold began, for the hold-time metric; 0 while not handed out, or when nobody listened then. */
+  private heldSince = 0;
+  private heldAs: { recipe: LockRecipe; path: string } | undefined;
 
   constructor(
     private readonly client: ZkClient,
@@ -54,6 +58,12 @@ export class LockMonitor {
     return this.done;
   }
 
+  /** The lease was handed out: the hold begins (for the lock-hold metric). */
+  handedOut(recipe: LockRecipe, path: string): void {
+    this.heldSince = startClock(metrics.lockHold);
+    this.heldAs = { recipe, path };
+  }
+
   /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */
   release(): void {
     this.lose('RELEASED');
@@ -71,6 +81,10 @@ export class LockMonitor {
     void this.watch?.close();
     if (reason !== 'RELEASED') log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
     this.controller.abort(new LockLostError(reason, { path: this.node, cause }));
+    if (this.heldSince > 0 && this.heldAs && metrics.lockHold.hasSubscribers) {
+      const outcome = reason === 'RELEASED' ? 'released' : 'lost';
+      metrics.lockHold.publish({ ...this.heldAs, node: this.node, holdMs: performance.now() - this.heldSince, outcome, reason: outcome === 'lost' ? reason : undefined });
+    }
   }
 
   /** Watches our own node, in its session: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */

@@ -67,6 +67,18 @@ export class WatchRegistry {
     return taken;
   }
 
+  /**
+   * Takes back `watcher`'s watches on `fullPath` (it will not be called), and removes them from the
+   * server through `live`, the connected transport, when it can (local: a watch the server cannot
+   * be told of is at least forgotten on the client). Never rejects.
+   */
+  async remove(fullPath: string, watcher: Watcher, kind: WatchKind | 'any', live: Transport | undefined): Promise<void> {
+    for (const taken of this.take(fullPath, watcher, kind)) {
+      if (!taken.transport.removeWatches || taken.transport !== live) continue;
+      await taken.transport.removeWatches(fullPath, taken.kind, taken.native, true).catch(() => undefined);
+    }
+  }
+
   /** Tells the watchers set through `t` that their session ended. */
   endFor(t: Transport | undefined): void {
     for (const entry of [...this.entries]) if (entry.transport === t) entry.native({ type: 'sessionLost', path: entry.path });

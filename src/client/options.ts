@@ -1,4 +1,4 @@
-import { networkInterfaces } from 'node:os';
+import { hostname } from 'node:os';
 import { InvalidArgumentError, UnsupportedError } from '../errors';
 import { validateNamespace } from '../paths';
 import { ExponentialBackoffRetry } from '../retry';
@@ -44,7 +44,16 @@ export interface ZkClientOptions {
   aclProvider?: AclProvider;
   /** Ask for read-only mode. Not supported (neither transport implements it), so `true` is refused with UnsupportedError. */
   canBeReadOnly?: boolean;
-  /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
+  /**
+   * Who this client is, for people reading the nodes it makes: unless `defaultData` is given, it is
+   * the data of every node created without data, lock nodes among them, so a lock's node says who
+   * holds it. Default `<hostname>:<pid>`.
+   */
+  id?: string;
+  /**
+   * Data written by `create` when none is given; default `id` as UTF-8. Curator writes the local IP
+   * address, which does not tell two processes of one host apart.
+   */
   defaultData?: Buffer;
   /**
    * The largest request the servers accept, in bytes: their jute.maxbuffer (ZooKeeper's default,
@@ -72,14 +81,7 @@ export interface ZkClientOptions {
   transportFactory?: TransportFactory;
 }
 
-function localAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) {
-      if (a.family === 'IPv4' && !a.internal) return a.address;
-    }
-  }
-  return '127.0.0.1';
-}
+const HOLDER_ID = `${hostname()}:${process.pid}`;
 
 /** The defaults, frozen. */
 export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
@@ -91,7 +93,8 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   authInfo: Object.freeze([]) as readonly AuthInfo[],
   aclProvider: undefined as AclProvider | undefined,
   canBeReadOnly: false,
-  defaultData: Buffer.from(localAddress(), 'utf8'),
+  id: HOLDER_ID,
+  defaultData: Buffer.from(HOLDER_ID, 'utf8'),
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   transport: 'protocol' as TransportName,
 });
@@ -137,6 +140,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   if (canBeReadOnly) {
     throw new UnsupportedError('canBeReadOnly is not supported: neither transport implements read-only mode');
   }
+  const id = options.id === undefined ? DEFAULT_CLIENT_OPTIONS.id : validateString(options.id, 'id', { allowEmpty: false });
   if (options.defaultData !== undefined && !Buffer.isBuffer(options.defaultData)) {
     throw new InvalidArgumentError('defaultData must be a Buffer');
   }
@@ -164,7 +168,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     authInfo: Object.freeze([...authInfo]),
     aclProvider: options.aclProvider,
     canBeReadOnly,
-    defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
+    id,
+    defaultData: options.defaultData ?? Buffer.from(id, 'utf8'),
     maxRequestBytes,
     transport,
     tls: options.tls,
