@@ -235,7 +235,7 @@ export class InterProcessMutex implements InterProcessLock {
    */
   private holdIfTrusted(acquisition: Acquisition): Lease | undefined {
     const revoke = this.revocationListener;
-    const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined);
+    const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined, acquisition.own);
     if (monitor.isLost) {
       log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
       monitor.release();

@@ -42,6 +42,7 @@ export function writeLockDriver(): LockDriver {
     lockName: WRITE_LOCK_NAME,
     sortNames: SORT_NAMES,
     relistOnWake: true,
+    tokenFromOwnNode: false,
     decide(before) {
       return before.length === 0 ? { holds: true } : { holds: false, watch: before[before.length - 1] };
     },
@@ -66,6 +67,7 @@ export function readLockDriver(): LockDriver {
     lockName: READ_LOCK_NAME,
     sortNames: SORT_NAMES,
     relistOnWake: true,
+    tokenFromOwnNode: false,
     decide(before, ours) {
       const own = sequenceText(ours);
       const writer = before.find((name) => isWriteNode(name) && sequenceText(name) !== own);
