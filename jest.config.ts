@@ -7,6 +7,11 @@ const tsJest: Config['transform'] = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
 };
 
+// Files named *.native.test.ts are about the native binding's own behaviour, *.protocol.test.ts
+// about the protocol transport's: each runs only in the integration pass on its transport
+// (ZK_TEST_TRANSPORT=native or protocol, the default).
+const otherTransport = process.env.ZK_TEST_TRANSPORT === 'native' ? ['\\.protocol\\.test\\.ts$'] : ['\\.native\\.test\\.ts$'];
+
 const config: Config = {
   maxWorkers: 2,
   // Integration tests start JVMs and wait on real timeouts; each test bounds its own waits.
@@ -24,6 +29,7 @@ const config: Config = {
       testEnvironment: 'node',
       transform: tsJest,
       testMatch: ['<rootDir>/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...otherTransport],
       setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
       slowTestThreshold: 30,
     },

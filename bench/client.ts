@@ -99,7 +99,9 @@ export async function runClientBench({ connectString, quick }: ClientBenchOption
   const n = quick ? 200 : 2_000;
   const raw = await connectBinding(connectString);
   const promiseZk = await connectBinding(connectString);
-  const client = new ZkClient({ connectString, sessionTimeoutMs: 30_000 });
+  // On the binding too, so the difference is the framework's own (the transports are compared in
+  // the transports scenario).
+  const client = new ZkClient({ connectString, sessionTimeoutMs: 30_000, transport: 'native' });
   client.start();
   await client.blockUntilConnected({ timeoutMs: 30_000 });
   const path = `/bench-client-${process.pid}`;

@@ -2,8 +2,8 @@
  * `npm run bench -- [suites…] [--quick] [--connect host:port] [sizes…]`
  *
  * Suites: the scenarios in bench/scenarios/ (`uncontended`, `contended`, `handoff`, `rwlock`,
- * `leader`, `queue`; all of them when none is named) and `client` (the client framework against
- * the bare binding).
+ * `leader`, `queue`, `transports`, `memory`; all of them when none is named) and `client` (the
+ * client framework against the bare binding). zk-recipes runs on each transport.
  *
  * Starts an embedded ZooKeeper through the testing harness (full JIT, fsync off), or uses the server
  * given with --connect, and measures zk-recipes, Curator 5 (a Java driver), kazoo (a Python
@@ -27,6 +27,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ZkClient } from '../src';
 import { HarnessSetupError, TestingServer } from '../src/testing';
+import { transportFactory } from '../src/transport/chooseTransport';
 import { clientTable, runClientBench } from './client';
 import { machine } from './env';
 import { startCurator } from './peers/curator';
@@ -168,8 +169,16 @@ async function startPeers(args: Args, connectString: string, scenarios: readonly
   const skipped: SkippedPeer[] = [];
   const starting: Array<Promise<LockPeer | undefined>> = [];
   const m = machine(KAZOO_PYTHON);
-  const zkRecipes = new ZkRecipesPeer(connectString, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes, zookeeper: m.binding }, `zk-recipes ${m.zkRecipesVersion}`);
+  const zkRecipes = new ZkRecipesPeer(connectString, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes }, `zk-recipes ${m.zkRecipesVersion} (protocol)`);
   starting.push(Promise.resolve(zkRecipes));
+  if (wanted('zk-recipes-native')) {
+    try {
+      transportFactory('native');
+      starting.push(Promise.resolve(new ZkRecipesPeer(connectString, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes, zookeeper: m.binding }, `zk-recipes ${m.zkRecipesVersion} (native)`, 'native')));
+    } catch (err) {
+      skipped.push({ id: 'zk-recipes-native', reason: (err as Error).message });
+    }
+  }
   if (wanted('curator')) {
     starting.push(
       startCurator(connectString, SESSION_TIMEOUT_MS).catch((err: unknown) => {
@@ -214,7 +223,7 @@ function versionsTable(peers: readonly LockPeer[], skipped: readonly SkippedPeer
     ['Java', curator?.versions.java ?? m.java],
     ['Python', kazoo ? `${kazoo.versions.python} (${KAZOO_PYTHON})` : m.python],
     ['ZooKeeper server', external ? `${zkVersion}, external (${external})` : `${zkVersion}, standalone, embedded TestingServer (forceSync=no, full JIT, container check 60 s)`],
-    ['zk-recipes', `${m.zkRecipes}, \`zookeeper\` binding ${m.binding}`],
+    ['zk-recipes', `${m.zkRecipes}; protocol transport, and native transport over the \`zookeeper\` binding ${m.binding}`],
     ['Curator', curator ? `${curator.versions.curator} (ZooKeeper Java client ${String(curator.versions.zookeeperClient).split(',')[0].replace(/-\$\{mvngit\.commit\.id\}/, '')})` : 'skipped'],
     ['kazoo', kazoo ? kazoo.versions.kazoo : 'skipped'],
     [

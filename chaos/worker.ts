@@ -62,7 +62,7 @@ export function clientOptions(config: WorkerConfig): ZkClientOptions {
     if (!supported && config.transport !== 'native') {
       throw new Error(`this ZkClient has no transport option: only the native transport exists here, not '${config.transport}'`);
     }
-    if (supported) options.transport = config.transport;
+    if (supported) options.transport = config.transport as ZkClientOptions['transport'];
   }
   return options;
 }

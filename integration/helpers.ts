@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ZkClient, isZkError, type ConnectionState, type ZkClientOptions } from '../src';
 import { RetryNTimes } from '../src/retry';
+import { TRANSPORT_NAMES, type TransportName } from '../src/transport/chooseTransport';
 
 /** One factor scales every bounded wait in the integration tests (ZK_TEST_TIMING=2 on a slow machine). */
 export const TIMING = Number(process.env.ZK_TEST_TIMING ?? 1) || 1;
@@ -8,6 +9,18 @@ export const TIMING = Number(process.env.ZK_TEST_TIMING ?? 1) || 1;
 /** `ms` scaled by the timing factor. */
 export function timing(ms: number): number {
   return Math.round(ms * TIMING);
+}
+
+/**
+ * The transport the integration tests run on: ZK_TEST_TRANSPORT=protocol|native, 'protocol' by
+ * default. CI runs the suite once with each.
+ */
+export const TEST_TRANSPORT: TransportName = testTransport(process.env.ZK_TEST_TRANSPORT);
+
+function testTransport(value: string | undefined): TransportName {
+  if (value === undefined || value === '') return 'protocol';
+  if (!TRANSPORT_NAMES.includes(value as TransportName)) throw new Error(`ZK_TEST_TRANSPORT must be one of ${TRANSPORT_NAMES.join(', ')}, got ${value}`);
+  return value as TransportName;
 }
 
 /** A fresh root path, so test files and tests never share nodes. */
@@ -94,6 +107,7 @@ export class Clients {
 
   create(options: ZkClientOptions): ZkClient {
     const client = new ZkClient({
+      transport: TEST_TRANSPORT,
       sessionTimeoutMs: 10_000,
       connectionTimeoutMs: timing(10_000),
       retryPolicy: new RetryNTimes({ n: 10, sleepMsBetweenRetries: 100 }),

@@ -1,7 +1,8 @@
 import { ZkError } from '../src';
-import { createNativeTransport } from '../src/transport/NativeTransport';
+import { transportFactory } from '../src/transport/chooseTransport';
 import type { Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
+import { TEST_TRANSPORT } from './helpers';
 
 /** Which paths a hold or a failure applies to, when it is not one exact path. */
 export type PathMatch = (path: string) => boolean;
@@ -17,9 +18,10 @@ export interface HeldReply {
 }
 
 /**
- * Native transports that log every call ("getData /path") and can hold back the reply of one
- * chosen call, so a test can make something happen between a server's answer and the moment the
- * client acts on it.
+ * Transports (of the tests' transport, see TEST_TRANSPORT) that log every call ("getData /path")
+ * and can hold back the reply of one chosen call, so a test can make something happen between a
+ * server's answer and the moment the client acts on it. They offer the core operations only (none
+ * of create2, multi, …), so the client takes the paths the tracing sees, on either transport.
  */
 export class InstrumentedTransports {
   /** Every call made, "method path", in order. */
@@ -59,7 +61,7 @@ export class InstrumentedTransports {
   private failures: Array<{ method: string; path: string | PathMatch; failed: () => void }> = [];
 
   readonly factory: TransportFactory = (options) => {
-    const t = createNativeTransport(options);
+    const t = transportFactory(TEST_TRANSPORT)(options);
     const traced = <A extends unknown[], R>(method: string, call: (path: string, ...args: A) => Promise<R>) =>
       (path: string, ...args: A): Promise<R> => {
         this.calls.push(`${method} ${path}`);

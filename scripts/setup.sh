@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian machine for zk-recipes: what is missing from Debian's packages, then the npm
-# dependencies (which compile the native ZooKeeper client). Safe to run again.
+# Sets up a fresh Debian machine for zk-recipes development: what is missing from Debian's packages,
+# then the npm dependencies. The package itself needs no compiler; this also builds the optional
+# native ZooKeeper client, which the native test pass and the benchmark use. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,7 @@ if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then
   export npm_config_nodedir=/usr
 fi
 npm ci --no-audit --no-fund
-# npm can skip install scripts; prove the native client was really built.
-node -e "require('zookeeper')" || { echo "setup: the zookeeper native binding did not build" >&2; exit 1; }
+# npm can skip install scripts, and skips optional dependencies that fail to build; prove the native
+# client was really built (the native test pass needs it).
+node -e "require('zookeeper')" || { echo "setup: the optional zookeeper native binding did not build (the native test pass needs it)" >&2; exit 1; }
 echo "setup: ready"

@@ -6,6 +6,8 @@ export { MAX_DATA_BYTES } from './validate';
 export { ConnectionState, isConnectedState, isErrorState, type ConnectionStateErrorPolicy } from './client/ConnectionState';
 export { ZkClient, type ZkClientEvents } from './client/ZkClient';
 export { Session } from './client/Session';
+export { Transaction, TransactionError, type TransactionResult, type TransactionOutcome } from './client/Transaction';
+export { PersistentWatch, type PersistentWatchEvent, type PersistentWatchEvents } from './client/PersistentWatch';
 export type { SessionCredentials, HasSessionCredentials } from './client/SessionCredentials';
 export * from './watch';
 export type {
@@ -18,6 +20,7 @@ export type {
   StateListener,
   CreatedAndListed,
 } from './client/ZkClient';
-export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type AclProvider, type AuthInfo } from './client/options';
-export { PROTECTED_PREFIX, isProtectedName, stripProtection, protectedName } from './client/protection';
+export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type ResolvedClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
+export type { TransportName } from './transport/chooseTransport';
+export * from './metrics';

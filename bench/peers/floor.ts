@@ -3,7 +3,7 @@
  * trips a lock cannot do without. Round trip 1: create our EPHEMERAL_SEQUENTIAL node and list the
  * parent (getChildren2), both sent together; round trip 2: delete the node. No recipe logic, no
  * promises around the binding beyond one per call, the same node name shape and data as
- * zk-recipes' (a protected name, the local address as data).
+ * zk-recipes' (a protected name, the holder id as data).
  */
 import { randomUUID } from 'node:crypto';
 import ZooKeeperBinding from 'zookeeper';

@@ -7,10 +7,11 @@
  * all of its sessions), so they can be compared with each other but not across libraries.
  */
 
-export type PeerId = 'zk-recipes' | 'curator' | 'kazoo' | 'redis';
+/** 'zk-recipes' runs on the protocol transport (the default), 'zk-recipes-native' on the native binding. */
+export type PeerId = 'zk-recipes' | 'zk-recipes-native' | 'curator' | 'kazoo' | 'redis';
 
 /** The libraries compared with zk-recipes, in table order. */
-export const PEER_ORDER: readonly PeerId[] = ['zk-recipes', 'curator', 'kazoo', 'redis'];
+export const PEER_ORDER: readonly PeerId[] = ['zk-recipes', 'zk-recipes-native', 'curator', 'kazoo', 'redis'];
 
 export interface ContendedRun {
   /** Acquisitions per session. */

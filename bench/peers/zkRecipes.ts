@@ -1,8 +1,10 @@
 /**
  * zk-recipes in this process, one ZkClient per session: InterProcessMutex (scenarios 1–3),
- * InterProcessReadWriteLock (rwlock), LeaderLatch (leader) and DistributedQueue (queue).
+ * InterProcessReadWriteLock (rwlock), LeaderLatch (leader) and DistributedQueue (queue). One peer
+ * per transport: 'zk-recipes' on the protocol transport, 'zk-recipes-native' on the binding.
  */
 import { ZkClient } from '../../src';
+import type { TransportName } from '../../src/transport/chooseTransport';
 import { LeaderLatch } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock } from '../../recipes/locks';
 import { DistributedQueue } from '../../recipes/queue';
@@ -61,7 +63,7 @@ async function until(condition: () => boolean, timeoutMs: number, what: () => st
 }
 
 export class ZkRecipesPeer implements LockPeer {
-  readonly id = 'zk-recipes' as const;
+  readonly id: 'zk-recipes' | 'zk-recipes-native';
   readonly usesZooKeeper = true;
   private clients: ZkClient[] = [];
   private readonly uncontendedMutexes = new Map<string, InterProcessMutex>();
@@ -76,12 +78,15 @@ export class ZkRecipesPeer implements LockPeer {
     readonly versions: Record<string, string>,
     /** For tables: "zk-recipes 0.1.0". */
     readonly label = 'zk-recipes',
-  ) {}
+    readonly transport: TransportName = 'protocol',
+  ) {
+    this.id = transport === 'native' ? 'zk-recipes-native' : 'zk-recipes';
+  }
 
   async open(sessions: number): Promise<void> {
     await this.closeSessions();
     for (let i = 0; i < sessions; i++) {
-      const client = new ZkClient({ connectString: this.connectString, sessionTimeoutMs: this.sessionTimeoutMs });
+      const client = new ZkClient({ connectString: this.connectString, sessionTimeoutMs: this.sessionTimeoutMs, transport: this.transport });
       this.clients.push(client);
       client.start();
     }

@@ -115,7 +115,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const bars: RatioBar[] = sizes.flatMap((size): RatioBar[] => [
     { metric: `contended ${size} sessions`, versus: 'curator', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'curator')), better: 'higher', goal: size === 8 ? 2 : undefined },
     { metric: `contended ${size} sessions`, versus: 'kazoo', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'kazoo')), better: 'higher' },
+    { metric: `contended ${size} sessions`, versus: 'zk-recipes-native', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'zk-recipes-native')), better: 'higher' },
   ]);
+  const transportLine = sizes.map((size) => `${size} sessions ${fmtRatio(ratio(throughput(size, 'zk-recipes'), throughput(size, 'zk-recipes-native')))}`).join(', ');
 
   const markdown = [
     '## 2. Contended: throughput',
@@ -127,6 +129,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     mdTable(['sessions', 'library', 'acquisitions / s (machine-dependent)', 'server packets / acquisition', 'busiest session\'s share', 'overlapping holds', 'zk-recipes ÷ this'], rows, [2, 3, 4, 6]),
     '',
     `**Ratios (the claim, higher is better):** ${ratioLines.join('; ')}.`,
+    '',
+    `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
   ].join('\n');
   return { markdown, goals, bars, failures };
 }

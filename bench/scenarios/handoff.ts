@@ -190,6 +190,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     { metric: `packets/hand-off, ${size} waiters`, versus: 'curator', ratio: vs(size, 'curator', packets), better: 'lower', goal: 1 },
     { metric: `packets/hand-off, ${size} waiters`, versus: 'kazoo', ratio: vs(size, 'kazoo', packets), better: 'lower' },
   ]);
+  bars.push(...sizes.map((size): RatioBar => ({ metric: `hand-off p50, ${size} waiters`, versus: 'zk-recipes-native', ratio: vs(size, 'zk-recipes-native', p50), better: 'lower' })));
+  const transportLine = sizes
+    .map((size) => `${size} waiters p50 ${fmtRatio(vs(size, 'zk-recipes-native', p50))}, p99 ${fmtRatio(vs(size, 'zk-recipes-native', (f) => f.p99))}, packets ${fmtRatio(vs(size, 'zk-recipes-native', packets))}`)
+    .join('; ');
   const ratioLines = sizes.map(
     (size) =>
       `${size} waiters: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
@@ -203,6 +207,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets'], rows, [2, 3, 4, 5, 6, 7]),
     '',
     `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
+    '',
+    `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
   ].join('\n');
   return { markdown, goals, bars, failures };
 }

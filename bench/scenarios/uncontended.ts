@@ -1,16 +1,18 @@
 /**
  * `uncontended`: acquire + release of a mutex nobody else wants, one pair after another on one
- * session. Latency p50/p99 per library, server packets per pair, and the floor: the bare binding
- * doing the two round trips a ZooKeeper lock needs (create + list sent together, then delete).
+ * session. Latency p50/p99 per library (zk-recipes on each transport), server packets per pair,
+ * and the floor of each transport: the bare binding, and the bare protocol transport, doing the
+ * two round trips a ZooKeeper lock needs (create + list sent together, then delete).
  */
 import { FloorClient } from '../peers/floor';
+import { ProtocolFloorClient } from '../peers/protocolFloor';
 import type { PeerId } from '../peers/types';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { pct, ratio, rotate } from '../stats';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 interface Runner {
-  key: PeerId | 'floor';
+  key: PeerId | 'floor' | 'floor-protocol';
   label: string;
   usesZooKeeper: boolean;
   open(): Promise<void>;
@@ -33,6 +35,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const iterations = ctx.options.iterations ?? (quick ? 30 : 2_000);
   const warmup = quick ? 10 : 1_000;
   const floor = new FloorClient(ctx.connectString, ctx.sessionTimeoutMs);
+  const protocolFloor = new ProtocolFloorClient(ctx.connectString, ctx.sessionTimeoutMs);
   const runners: Runner[] = [
     ...ctx.peers.map(
       (p): Runner => ({
@@ -45,6 +48,14 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       }),
     ),
     { key: 'floor', label: floor.label, usesZooKeeper: true, open: () => floor.open(), close: async () => floor.close(), run: (path, n) => floor.uncontended(path, n) },
+    {
+      key: 'floor-protocol',
+      label: protocolFloor.label,
+      usesZooKeeper: true,
+      open: () => protocolFloor.open(),
+      close: () => protocolFloor.close(),
+      run: (path, n) => protocolFloor.uncontended(path, n),
+    },
   ];
   const figures = new Map<string, Figures>(runners.map((r) => [r.key, { label: r.label, usesZooKeeper: r.usesZooKeeper, lat: [], packets: [], bytes: [], failed: false }]));
   const failures: string[] = [];
@@ -87,19 +98,29 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     return [f.label + (f.failed ? ' (failed)' : ''), fmtNum(p50), fmtNum(p99), packets, bytes, r.key === 'zk-recipes' ? '1.00×' : `${fmtRatio(ratio(zk50, p50))} / ${fmtRatio(ratio(zk99, p99))}`];
   });
 
-  const versus = (key: PeerId | 'floor') => ({ p50: ratio(zk50, stat(key, 50)), p99: ratio(zk99, stat(key, 99)) });
+  const versus = (key: PeerId | 'floor' | 'floor-protocol') => ({ p50: ratio(zk50, stat(key, 50)), p99: ratio(zk99, stat(key, 99)) });
   const cur = versus('curator');
   const kaz = versus('kazoo');
-  const flo = versus('floor');
+  const flo = versus('floor-protocol');
+  const nat = versus('zk-recipes-native');
+  const natFlo = { p50: ratio(stat('zk-recipes-native', 50), stat('floor', 50)), p99: ratio(stat('zk-recipes-native', 99), stat('floor', 99)) };
+  const floors = { p50: ratio(stat('floor-protocol', 50), stat('floor', 50)), p99: ratio(stat('floor-protocol', 99), stat('floor', 99)) };
+  const hasNative = figures.has('zk-recipes-native');
+  const notBuilt = 'the native binding is not built';
   const goals: Goal[] = [
     figures.has('curator') ? judge('uncontended latency p50 ≤ 0.75 × Curator', cur.p50, 0.75, 'lower') : notMeasured('uncontended latency p50 ≤ 0.75 × Curator', 'Curator skipped'),
-    judge('uncontended latency p50 ≤ 1.15 × the floor (bare binding)', flo.p50, 1.15, 'lower'),
+    judge('uncontended latency p50 ≤ 1.15 × the floor (bare protocol transport)', flo.p50, 1.15, 'lower'),
+    hasNative ? judge('uncontended latency p50, protocol transport ≤ 1 × native transport', nat.p50, 1, 'lower') : notMeasured('uncontended latency p50, protocol transport ≤ 1 × native transport', notBuilt),
+    hasNative
+      ? judge('uncontended latency p50 on the native transport ≤ 1.15 × its floor (bare binding)', natFlo.p50, 1.15, 'lower')
+      : notMeasured('uncontended latency p50 on the native transport ≤ 1.15 × its floor (bare binding)', notBuilt),
   ];
   const bars: RatioBar[] = [
     { metric: 'uncontended p50', versus: 'curator', ratio: cur.p50, better: 'lower', goal: 0.75 },
     { metric: 'uncontended p99', versus: 'curator', ratio: cur.p99, better: 'lower' },
     { metric: 'uncontended p50', versus: 'kazoo', ratio: kaz.p50, better: 'lower' },
     { metric: 'uncontended p99', versus: 'kazoo', ratio: kaz.p99, better: 'lower' },
+    { metric: 'uncontended p50', versus: 'zk-recipes-native', ratio: nat.p50, better: 'lower', goal: 1 },
   ];
 
   const markdown = [
@@ -109,7 +130,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     '',
     mdTable(['library', 'p50 µs (machine-dependent)', 'p99 µs (machine-dependent)', 'server packets / pair', 'server bytes / pair', 'zk-recipes ÷ this, p50 / p99'], rows, [1, 2, 3, 4, 5]),
     '',
-    `**Ratios (the claim):** zk-recipes ÷ Curator: p50 ${fmtRatio(cur.p50)}, p99 ${fmtRatio(cur.p99)}; zk-recipes ÷ kazoo: p50 ${fmtRatio(kaz.p50)}, p99 ${fmtRatio(kaz.p99)}; zk-recipes ÷ floor: p50 ${fmtRatio(flo.p50)}, p99 ${fmtRatio(flo.p99)}.`,
+    `**Ratios (the claim):** zk-recipes ÷ Curator: p50 ${fmtRatio(cur.p50)}, p99 ${fmtRatio(cur.p99)}; zk-recipes ÷ kazoo: p50 ${fmtRatio(kaz.p50)}, p99 ${fmtRatio(kaz.p99)}; zk-recipes ÷ its floor (bare protocol transport): p50 ${fmtRatio(flo.p50)}, p99 ${fmtRatio(flo.p99)}.`,
+    '',
+    `**Transports:** zk-recipes on the protocol transport ÷ on the native one: p50 ${fmtRatio(nat.p50)}, p99 ${fmtRatio(nat.p99)}; on the native transport ÷ its floor (bare binding): p50 ${fmtRatio(natFlo.p50)}, p99 ${fmtRatio(natFlo.p99)}; bare protocol transport ÷ bare binding: p50 ${fmtRatio(floors.p50)}, p99 ${fmtRatio(floors.p99)}.`,
   ].join('\n');
   return { markdown, goals, bars, failures };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isProtectedName } from '../../src';
+import { isProtectedName } from '../../src/client/protection';
 import { FaultProxy, TestingServer } from '../../src/testing';
 import { Clients, eventually, randomRoot, timing } from '../helpers';
 

@@ -21,6 +21,22 @@ describe('TestingServer', () => {
     expect(conf).toMatch(/maxClientCnxns=0/);
   });
 
+  it('port 0 picks a free port, as listen(0) does, and keeps it across a restart', async () => {
+    await using picked = await TestingServer.start({ port: 0, forceSync: false });
+    expect(picked.port).toBeGreaterThan(0);
+    expect(picked.port).not.toBe(server.port);
+    expect(await picked.mode()).toBe('standalone');
+    const port = picked.port;
+    await picked.restart();
+    expect(picked.port).toBe(port);
+    expect(await picked.mode()).toBe('standalone');
+  });
+
+  it('refuses a port out of range before starting anything', async () => {
+    await expect(TestingServer.start({ port: 70_000 })).rejects.toThrow(/port must be at most 65535/);
+    await expect(TestingServer.start({ port: -1 })).rejects.toThrow(/port must be a non-negative integer/);
+  });
+
   it('keeps data and sessions across stop() and start()', async () => {
     const root = randomRoot();
     const client = await clients.connect({ connectString: server.connectString });

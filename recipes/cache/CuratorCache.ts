@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { emitSafely } from '../../src/util/events';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError } from '../../src/errors';
@@ -12,6 +13,7 @@ import { CacheScope, type CacheFilter } from './CacheScope';
 import { sameNode, type ChildData } from './ChildData';
 import { CacheTimeoutError } from './errors';
 import { OneShotTreeWatcher } from './OneShotTreeWatcher';
+import { PersistentTreeWatcher } from './PersistentTreeWatcher';
 import { TreeReader } from './TreeReader';
 import type { TreeWatcher, TreeWatcherFactory, TreeWatcherSink } from './TreeWatcher';
 
@@ -63,11 +65,12 @@ export interface CuratorCacheEvents {
   error: [err: unknown];
 }
 
-/** The tree watcher for a client: one-shot watches, the only kind the native transport has. */
+/**
+ * The tree watcher for a client: one persistent recursive watch where the transport has them (the
+ * protocol transport), else one-shot watches on every node (the native binding).
+ */
 function defaultTreeWatcher(client: ZkClient, scope: CacheScope, sink: TreeWatcherSink): TreeWatcher {
-  // A persistent recursive watcher plugs in here once the client offers persistent watches
-  // (client.supports('addWatch')); it reports paths without data, which the TreeReader reads.
-  return new OneShotTreeWatcher(client, scope, sink);
+  return client.supports('addWatch') ? new PersistentTreeWatcher(client, scope, sink) : new OneShotTreeWatcher(client, scope, sink);
 }
 
 /**
@@ -80,9 +83,11 @@ function defaultTreeWatcher(client: ZkClient, scope: CacheScope, sink: TreeWatch
  *   hear) and as an async iterator, `events()`, which starts with the nodes already held. Each
  *   node's events are in order: `changed` and `deleted` only for a node held, `created` only for
  *   one not held. A node deleted and created again between two looks is one `changed`.
- * - **How it watches.** On the native transport: a one-shot watch on each node's data and
- *   children, as Curator's TreeCache does (OneShotTreeWatcher). The source of notifications is a
- *   seam (TreeWatcher): a persistent recursive watch plugs in there.
+ * - **How it watches.** On the protocol transport: one persistent recursive watch on the root, as
+ *   Curator's CuratorCache does (PersistentTreeWatcher), and a read of each node reported. On the
+ *   native transport, which has no persistent watches: a one-shot watch on each node's data and
+ *   children, as Curator's TreeCache does (OneShotTreeWatcher). Both sit behind one seam
+ *   (TreeWatcher).
  * - **SUSPENDED.** The cache keeps what it holds; it may be stale while disconnected. When the
  *   connection comes back in the same session, the server fires the watches of what changed.
  * - **LOST, and reconnects that could not keep the watches.** Every node is read again (in the new
@@ -110,7 +115,8 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
   private readonly clearOnClose: boolean;
   private readonly storage = new Map<string, ChildData>();
   private readonly streams = new Set<CacheEventStream>();
-  private readonly watcher: TreeWatcher;
+  private readonly makeWatcher: () => TreeWatcher;
+  private watcher: TreeWatcher | undefined;
   private readonly reader: TreeReader;
   private lifecycle: 'LATENT' | 'STARTED' | 'CLOSED' = 'LATENT';
   private initializedFlag = false;
@@ -130,7 +136,8 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
       paths: () => this.storage.keys(),
       error: (err) => this.report(err),
     });
-    this.watcher = factory(this.client, this.scope, {
+    // Made at start(): the client's transport, which decides the kind of watches, exists from then.
+    this.makeWatcher = () => factory(this.client, this.scope, {
       changed: (p, node) => {
         if (this.lifecycle !== 'STARTED') return;
         if (node === undefined) this.reader.read(p);
@@ -148,6 +155,7 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a CuratorCache starts once (it is ${this.lifecycle})`, { path: this.path });
     if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
+    this.watcher = this.makeWatcher();
     this.watcher.start();
   }
 
@@ -298,7 +306,7 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
     for (const stream of this.streams) stream.end();
     for (const wake of [...this.waiters]) wake();
     this.reader.close();
-    if (started) await this.watcher.close();
+    if (started) await this.watcher?.close();
     if (this.clearOnClose) this.storage.clear();
   }
 
@@ -309,13 +317,6 @@ export class CuratorCache extends EventEmitter<CuratorCacheEvents> implements As
   }
 
   private emitSafely<E extends keyof CuratorCacheEvents>(event: E, ...args: CuratorCacheEvents[E]): void {
-    const listeners = this.rawListeners(event);
-    for (const listener of listeners) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.path, ...values));
   }
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { emitSafely } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { validateBoolean, validateOptions } from '../../src/validate';
 import type { ChildData } from './ChildData';
@@ -81,12 +82,6 @@ export class NodeCache extends EventEmitter<NodeCacheEvents> implements AsyncDis
   }
 
   private emitSafely<E extends keyof NodeCacheEvents>(event: E, ...args: NodeCacheEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.cache.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
   }
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { emitSafely } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { validateBoolean, validateOptions } from '../../src/validate';
 import type { ChildData } from './ChildData';
@@ -93,12 +94,6 @@ export class PathChildrenCache extends EventEmitter<PathChildrenCacheEvents> imp
   }
 
   private emitSafely<E extends keyof PathChildrenCacheEvents>(event: E, ...args: PathChildrenCacheEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.cache.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
   }
 }

@@ -2,60 +2,27 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import debug from 'debug';
 import type { ConnectionState } from '../../src/client/ConnectionState';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import { deleteOwnNode } from '../../src/client/deleteOwnNode';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
+import { ClientClosedError, IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName } from '../../src/paths';
 import { isSessionEndedError } from '../../src/retry';
 import { abortReason } from '../../src/util/async';
-import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { subscribe } from '../../src/util/events';
+import { Deadline } from '../../src/util/deadline';
+import { emitSafely, subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
 import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
 import { sortLockNodes } from '../locks/sequence';
 import { LeaderLatchClosedError, LeaderTimeoutError } from './errors';
-import { LEADER_LATCH_NAME, RETRY_FIRST_MS, RETRY_MAX_MS, readLeader, readParticipants, validateParticipantId, type Lifecycle, type Participant } from './participants';
+import { LEADER_LATCH_DEFAULTS, type LeaderLatchAwaitOptions, type LeaderLatchCloseMode, type LeaderLatchEvents, type LeaderLatchOptions } from './latchOptions';
+import { Leadership } from './Leadership';
+import { LEADER_LATCH_NAME, RETRY_FIRST_MS, RETRY_MAX_MS, participantNodes, readLeader, readParticipants, validateParticipantId, type Lifecycle, type Participant } from './participants';
 
 const log = debug('zk-recipes:leader:latch');
 
-/**
- * What `close()` tells the listeners of a leading latch: 'silent' (Curator's SILENT, the default)
- * says nothing; 'notifyLeader' (NOTIFY_LEADER) emits `notLeader`.
- */
-export type LeaderLatchCloseMode = 'silent' | 'notifyLeader';
-
-/** Options of a LeaderLatch. Defaults are in `LEADER_LATCH_DEFAULTS`. */
-export interface LeaderLatchOptions {
-  /** This participant's id, written as UTF-8 into its node: what `getLeader()` and `getParticipants()` report. */
-  id?: string;
-  /** Whether `close()` emits `notLeader` from a leading latch. */
-  closeMode?: LeaderLatchCloseMode;
-}
-
-/** The defaults of LeaderLatchOptions, frozen. */
-export const LEADER_LATCH_DEFAULTS = Object.freeze({
-  id: '',
-  closeMode: 'silent' as LeaderLatchCloseMode,
-});
-
-/** Options of `LeaderLatch.await`. */
-export interface LeaderLatchAwaitOptions {
-  /** Reject with LeaderTimeoutError after this long; undefined waits as long as it takes. */
-  timeoutMs?: number;
-  /** Abort the wait: `await` rejects with `signal.reason`. */
-  signal?: AbortSignal;
-}
-
-/** The events of a LeaderLatch. */
-export interface LeaderLatchEvents {
-  /** It gained leadership. */
-  isLeader: [];
-  /** It lost leadership. */
-  notLeader: [];
-  /** A step of the election failed (it is tried again after a back-off): a refused create, a missing permission. Emitted only when someone listens. */
-  error: [err: unknown];
-}
+export { LEADER_LATCH_DEFAULTS, type LeaderLatchAwaitOptions, type LeaderLatchCloseMode, type LeaderLatchEvents, type LeaderLatchOptions };
 
 /**
  * Leader election where every participant stays in the race until it closes, wire-compatible with
@@ -103,7 +70,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   readonly id: string;
   readonly closeMode: LeaderLatchCloseMode;
   private lifecycle: Lifecycle = 'LATENT';
-  private leader = false;
+  private readonly leadership: Leadership;
   /** Our node (full path within the namespace) and the session that created it. */
   private node: string | undefined;
   private nodeSession: Session | undefined;
@@ -119,7 +86,6 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   private onlyAhead: string | undefined;
   private onlyAheadGone = false;
   private readonly loop: StepLoop;
-  private readonly leaderWaiters = new Set<() => void>();
   private readonly closing = new AbortController();
   private stopListening: (() => void) | undefined;
   private closed: Promise<void> | undefined;
@@ -136,6 +102,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
       throw new InvalidArgumentError(`closeMode must be 'silent' or 'notifyLeader', got ${String(closeMode)}`);
     }
     this.closeMode = closeMode;
+    this.leadership = new Leadership({ recipe: 'latch', path: this.path, id: this.id }, (leading) => {
+      log('%s: %s (node %s, session %s)', this.path, leading ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
+      this.emitSafely(leading ? 'isLeader' : 'notLeader');
+    });
     // Every request of the latch carries it.
     setMaxListeners(Infinity, this.closing.signal);
     this.loop = new StepLoop(() => this.step(), {
@@ -153,13 +123,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a LeaderLatch starts once (it is ${this.lifecycle})`, { path: this.path });
     if (!this.client.isStarted) throw new IllegalStateError('the client is not started: call client.start() first', { path: this.path });
     this.lifecycle = 'STARTED';
-    this.stopListening = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopStates = subscribe(this.client, 'stateChanged', (state) => this.onState(state));
+    const stopClosed = subscribe(this.client, 'closed', () => this.onClientClosed());
+    this.stopListening = () => {
+      stopStates();
+      stopClosed();
+    };
     this.loop.kick();
   }
 
   /** Whether this latch leads now: started, not closed, and not given up on a connection problem. */
   get hasLeadership(): boolean {
-    return this.lifecycle === 'STARTED' && this.leader;
+    return this.lifecycle === 'STARTED' && this.leadership.isLeading;
   }
 
   /** Our node's path (within the client's namespace), if we have one now. Having one does not mean leading. */
@@ -178,17 +153,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     const signal = validateSignal(o.signal);
     if (signal?.aborted) throw abortReason(signal);
     if (this.lifecycle !== 'STARTED') throw this.closedError();
-    if (this.leader) return;
-    let wake!: () => void;
-    const led = new Promise<void>((resolve) => (wake = resolve));
-    this.leaderWaiters.add(wake);
-    try {
-      const outcome = await waitFor(led, { deadline: Deadline.after(timeoutMs), signal });
-      if (outcome === TIMED_OUT) throw new LeaderTimeoutError(`the latch at ${this.path} did not lead within ${timeoutMs} ms`, { path: this.path });
-      if (!this.hasLeadership) throw this.closedError();
-    } finally {
-      this.leaderWaiters.delete(wake);
+    if (!(await this.leadership.until(Deadline.after(timeoutMs), signal))) {
+      throw new LeaderTimeoutError(`the latch at ${this.path} did not lead within ${timeoutMs} ms`, { path: this.path });
     }
+    if (!this.hasLeadership) throw this.closedError();
   }
 
   /**
@@ -196,12 +164,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
    * disagree with `hasLeadership` for a moment: that one is this latch's own view.
    */
   async getParticipants(): Promise<Participant[]> {
-    return readParticipants(this.client, await this.participantNodes());
+    return readParticipants(this.client, await participantNodes(this.client, this.path, LEADER_LATCH_NAME));
   }
 
   /** The leader, read from the server now; `{ id: '', isLeader: false }` when nobody takes part. */
   async getLeader(): Promise<Participant> {
-    return readLeader(this.client, await this.participantNodes());
+    return readLeader(this.client, await participantNodes(this.client, this.path, LEADER_LATCH_NAME));
   }
 
   /**
@@ -231,10 +199,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     this.loop.stop();
     this.closing.abort(new LeaderLatchClosedError({ path: this.path, cause }));
     // Stop leading before the node goes: nobody else can lead until it has.
-    this.leader = false;
+    this.leadership.endQuietly();
     log('%s: closing (node %s, session %s, %s)', this.path, this.node ?? '-', this.nodeSession ?? '-', wasLeader ? 'was leader' : 'not leader');
     if (wasLeader && (this.closeMode === 'notifyLeader' || cause !== undefined)) this.emitSafely('notLeader');
-    for (const wake of [...this.leaderWaiters]) wake();
+    this.leadership.wakeAll();
     await this.loop.idle;
     await this.closeWatches();
     const node = this.node;
@@ -242,8 +210,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     if (node === undefined || cause !== undefined) return;
     // Connected, the delete is one round trip: wait for it. Disconnected, it is left to the
     // client's guaranteed delete, rather than holding close() for the whole retry budget.
-    if (this.client.isConnected) await this.deleteNode(node);
-    else void this.deleteNode(node);
+    if (this.client.isConnected) await deleteOwnNode(this.client, node);
+    else void deleteOwnNode(this.client, node);
   }
 
   private closedError(): LeaderLatchClosedError {
@@ -253,16 +221,22 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
 
   private onState(state: ConnectionState): void {
     if (this.lifecycle !== 'STARTED') return;
-    if (state === 'LOST' || (state === 'SUSPENDED' && this.client.isErrorState(state))) this.setLeadership(false);
+    if (state === 'LOST' || (state === 'SUSPENDED' && this.client.isErrorState(state))) this.leadership.set(false);
     if (state !== 'SUSPENDED') this.loop.kick();
   }
 
-  /** Our session ended: LOST (the next session joins again), or the client closed (so does the latch). */
+  /** Our node's session ended: LOST, and the next session joins again (a client closing closes the latch: see onClientClosed). */
   private onSessionEnd(session: Session): void {
-    if (session !== this.nodeSession || this.lifecycle !== 'STARTED') return;
-    this.setLeadership(false);
-    if (session.closedByClient) void (this.closed ??= this.shutdown(session.endReason));
-    else this.loop.kick();
+    if (session !== this.nodeSession || this.lifecycle !== 'STARTED' || session.closedByClient) return;
+    this.leadership.set(false);
+    this.loop.kick();
+  }
+
+  /** The client closed: so does the latch, with the client's reason, whether or not it had a node. */
+  private onClientClosed(): void {
+    if (this.lifecycle !== 'STARTED') return;
+    this.leadership.set(false);
+    void (this.closed ??= this.shutdown(new ClientClosedError('the client closed', { path: this.path })));
   }
 
   // ---------------------------------------------------------------- the election
@@ -293,7 +267,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
 
   /** Gives up leadership and any node we had, and takes a new place at the end of the line. */
   private async createNode(): Promise<readonly string[]> {
-    this.setLeadership(false);
+    this.leadership.set(false);
     this.dropNode();
     const created = await this.client.createAndListParent(joinPath(this.path, LEADER_LATCH_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
@@ -328,7 +302,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     }))?.stat;
     if (stat !== undefined && stat.ephemeralOwner === this.nodeSession?.id) return true;
     log('%s: %s is gone or belongs to session 0x%s, not ours (%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession);
-    this.setLeadership(false);
+    this.leadership.set(false);
     this.dropNode();
     this.loop.kick();
     return false;
@@ -337,7 +311,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   private onOwnNode(node: string, value: NodeData | null): void {
     if (value !== null || node !== this.node || this.lifecycle !== 'STARTED') return;
     log('%s: our node %s is gone (session %s)', this.path, node, this.nodeSession);
-    this.setLeadership(false);
+    this.leadership.set(false);
     this.node = undefined;
     void this.closeWatches();
     this.loop.kick();
@@ -351,7 +325,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
       // Our node is gone: someone deleted it, or the whole latch path (CURATOR-724), or it went
       // with its session. Join again.
       log('%s: our node %s is gone (session %s); joining again', this.path, node, this.nodeSession);
-      this.setLeadership(false);
+      this.leadership.set(false);
       this.node = undefined;
       await this.closeWatches();
       this.loop.kick();
@@ -364,7 +338,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
       return;
     }
     // Not first: not leader, before anything else (CURATOR-653).
-    this.setLeadership(false);
+    this.leadership.set(false);
     await this.watchAhead(joinPath(this.path, sorted[at - 1]));
   }
 
@@ -398,7 +372,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
       this.loop.kick();
       return;
     }
-    this.setLeadership(true);
+    this.leadership.set(true);
   }
 
   /**
@@ -415,11 +389,6 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     }
   }
 
-  private async participantNodes(): Promise<string[]> {
-    const children = await this.listChildren(undefined);
-    return sortLockNodes(children, [LEADER_LATCH_NAME]).map((c) => joinPath(this.path, c));
-  }
-
   private async closeWatches(): Promise<void> {
     const watches = [this.ownWatch, this.aheadWatch];
     this.ownWatch = undefined;
@@ -431,41 +400,17 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     const old = this.node;
     this.node = undefined;
     void this.closeWatches();
-    if (old !== undefined) void this.deleteNode(old);
-  }
-
-  /** Deletes a node of ours, guaranteed: a connection problem leaves the delete to the background. */
-  private async deleteNode(node: string): Promise<void> {
-    try {
-      await this.client.delete(node, { guaranteed: true, quietly: true });
-    } catch (err) {
-      log('%s: deleting %s failed, left to the background: %s', this.path, node, String(err));
-    }
+    if (old !== undefined) void deleteOwnNode(this.client, old);
   }
 
   // ---------------------------------------------------------------- leadership and events
-
-  private setLeadership(leader: boolean): void {
-    if (this.leader === leader) return;
-    this.leader = leader;
-    log('%s: %s (node %s, session %s)', this.path, leader ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
-    if (leader) for (const wake of [...this.leaderWaiters]) wake();
-    this.emitSafely(leader ? 'isLeader' : 'notLeader');
-  }
 
   private report(err: unknown, retryInMs: number): void {
     log('%s: step failed (node %s, session %s), again in %d ms: %s', this.path, this.node ?? '-', this.nodeSession ?? '-', retryInMs, String(err));
     if (this.listenerCount('error') > 0) this.emitSafely('error', err);
   }
 
-  /** Emits to each listener inside a try: one that throws is logged, and the others still hear. */
   private emitSafely<E extends keyof LeaderLatchEvents>(event: E, ...args: LeaderLatchEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.path, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.path, ...values));
   }
 }

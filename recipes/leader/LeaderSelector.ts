@@ -3,6 +3,7 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { ClientClosedError, IllegalStateError } from '../../src/errors';
+import { metrics, startClock } from '../../src/metrics/channels';
 import { abortReason, sleep } from '../../src/util/async';
 import { validateBoolean, validateFunction, validateOptions, validateString } from '../../src/validate';
 import { InterProcessMutex } from '../locks/InterProcessMutex';
@@ -94,7 +95,7 @@ export class LeaderSelector extends EventEmitter<LeaderSelectorEvents> implement
     this.autoRequeue = o.autoRequeue === undefined ? LEADER_SELECTOR_DEFAULTS.autoRequeue : validateBoolean(o.autoRequeue, 'autoRequeue');
     validateParticipantId(this.client, this.path, LEADER_SELECTOR_NAME, this.id);
     // Curator writes the id only when there is one; otherwise the client's default data.
-    this.mutex = new InterProcessMutex(client, this.path, { data: this.id === '' ? undefined : this.id });
+    this.mutex = new InterProcessMutex(this.client, this.path, { data: this.id === '' ? undefined : this.id, recipe: 'selector' });
   }
 
   /** Joins the line for leadership, in the background. A selector starts once. */
@@ -200,11 +201,16 @@ export class LeaderSelector extends EventEmitter<LeaderSelectorEvents> implement
     this.closing.signal.addEventListener('abort', onClose, { once: true });
     this.leadership = leadership;
     log('%s: leading (id %s, node %s, session 0x%s)', this.path, this.id, node, this.client.sessionId.toString(16));
+    const ledSince = startClock(metrics.leadership);
+    if (ledSince > 0) metrics.leadership.publish({ recipe: 'selector', path: this.path, id: this.id, event: 'gained' });
     try {
       await this.takeLeadership(leadership.signal);
     } catch (err) {
       if (!(leadership.signal.aborted && err === leadership.signal.reason)) log('%s: takeLeadership threw (node %s): %O', this.path, node, err);
     } finally {
+      if (metrics.leadership.hasSubscribers) {
+        metrics.leadership.publish({ recipe: 'selector', path: this.path, id: this.id, event: 'lost', ledMs: ledSince > 0 ? performance.now() - ledSince : undefined });
+      }
       this.leadership = undefined;
       leaseSignal.removeEventListener('abort', onLost);
       this.closing.signal.removeEventListener('abort', onClose);

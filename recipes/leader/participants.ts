@@ -1,6 +1,7 @@
 import type { ZkClient } from '../../src/client/ZkClient';
 import { isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
+import { sortLockNodes } from '../locks/sequence';
 
 /** One participant of an election, as Curator's Participant: its id (its node's data as UTF-8) and whether it leads. */
 export interface Participant {
@@ -66,4 +67,16 @@ export async function readLeader(client: ZkClient, nodes: readonly string[]): Pr
     if (id !== undefined) return { id, isLeader: true };
   }
   return NO_LEADER;
+}
+
+/** The nodes of an election under `path`, sorted by `name`'s sequence, as full paths; none when the path is gone. */
+export async function participantNodes(client: ZkClient, path: string, name: string): Promise<string[]> {
+  let children: string[];
+  try {
+    children = await client.getChildren(path);
+  } catch (err) {
+    if (isZkError(err, 'NONODE')) return [];
+    throw err;
+  }
+  return sortLockNodes(children, [name]).map((c) => joinPath(path, c));
 }

@@ -3,6 +3,7 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
+import { metrics, startClock, waitOutcome, type LockRecipe } from '../../src/metrics/channels';
 import { Deadline } from '../../src/util/deadline';
 import { describeValue, validateFunction, validateOptions } from '../../src/validate';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
@@ -51,6 +52,8 @@ export interface InterProcessMutexOptions {
   driver?: LockDriver;
   /** Our nodes' data; default the client's `defaultData` (the local IP address, as Curator writes). */
   data?: Buffer | string;
+  /** What the lock-wait and lock-hold metrics call this lock; false for a lock inside another recipe, which reports for itself. Default 'mutex'. */
+  recipe?: LockRecipe | false;
 }
 
 /** What an acquire will do: enter a hold, or contend with this node (undefined: the driver's). */
@@ -88,6 +91,7 @@ export class InterProcessMutex implements InterProcessLock {
   readonly path: string;
   protected readonly internals: LockInternals;
   private readonly data: Buffer | string | undefined;
+  private readonly recipe: LockRecipe | false;
   private readonly held = new Set<Holding>();
   private revocationListener: ((mutex: InterProcessMutex) => void) | undefined;
 
@@ -99,6 +103,7 @@ export class InterProcessMutex implements InterProcessLock {
       throw new InvalidArgumentError(`data must be a Buffer or a string, got ${describeValue(o.data)}`);
     }
     this.data = o.data;
+    this.recipe = o.recipe ?? 'mutex';
     this.internals = new LockInternals(this.client, this.path, o.driver ?? standardDriver('lock-'));
   }
 
@@ -111,11 +116,23 @@ export class InterProcessMutex implements InterProcessLock {
     const plan = this.plan(o.reenter);
     if (plan.reenter) return this.enter(plan.reenter);
     const deadline = Deadline.after(o.timeoutMs);
-    for (;;) {
-      const acquisition = await this.internals.attempt({ deadline, wait: true, signal: o.signal, data: this.data, node: plan.node });
-      if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
-      const lease = this.holdIfTrusted(acquisition);
-      if (lease) return lease;
+    const waitStart = this.recipe ? startClock(metrics.lockWait) : 0;
+    let failure: unknown;
+    try {
+      for (;;) {
+        const acquisition = await this.internals.attempt({ deadline, wait: true, signal: o.signal, data: this.data, node: plan.node });
+        if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
+        const lease = this.holdIfTrusted(acquisition);
+        if (lease) return lease;
+      }
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      if (waitStart > 0 && this.recipe && metrics.lockWait.hasSubscribers) {
+        const outcome = waitOutcome(failure, o.signal);
+        metrics.lockWait.publish({ recipe: this.recipe, path: this.path, waitMs: performance.now() - waitStart, outcome, code: outcome === 'error' ? (failure as { code?: string }).code : undefined });
+      }
     }
   }
 
@@ -218,13 +235,14 @@ export class InterProcessMutex implements InterProcessLock {
    */
   private holdIfTrusted(acquisition: Acquisition): Lease | undefined {
     const revoke = this.revocationListener;
-    const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined);
+    const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined, acquisition.own);
     if (monitor.isLost) {
       log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
       monitor.release();
       void this.internals.deleteOurNode(acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
       return undefined;
     }
+    if (this.recipe) monitor.handedOut(this.recipe, this.path);
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
     log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);

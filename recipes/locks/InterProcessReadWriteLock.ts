@@ -42,6 +42,7 @@ export function writeLockDriver(): LockDriver {
     lockName: WRITE_LOCK_NAME,
     sortNames: SORT_NAMES,
     relistOnWake: true,
+    tokenFromOwnNode: false,
     decide(before) {
       return before.length === 0 ? { holds: true } : { holds: false, watch: before[before.length - 1] };
     },
@@ -66,6 +67,7 @@ export function readLockDriver(): LockDriver {
     lockName: READ_LOCK_NAME,
     sortNames: SORT_NAMES,
     relistOnWake: true,
+    tokenFromOwnNode: false,
     decide(before, ours) {
       const own = sequenceText(ours);
       const writer = before.find((name) => isWriteNode(name) && sequenceText(name) !== own);
@@ -93,7 +95,7 @@ class ReadWriteMutex extends InterProcessMutex {
     driver: LockDriver,
     data: Buffer | string | undefined,
   ) {
-    super(client, path, { driver, data });
+    super(client, path, { driver, data, recipe: lockName === READ_LOCK_NAME ? 'read' : 'write' });
   }
 
   /** This lock's nodes (read or write) in lock order, as full paths. */

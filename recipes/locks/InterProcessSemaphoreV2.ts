@@ -1,5 +1,6 @@
 import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
+import { deleteOwnNode } from '../../src/client/deleteOwnNode';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError, SessionLostError, isZkError } from '../../src/errors';
@@ -8,6 +9,7 @@ import { isSessionEndedError } from '../../src/retry';
 import type { Stat } from '../../src/transport/Transport';
 import { deferred, raceAbort, sleep } from '../../src/util/async';
 import { subscribe } from '../../src/util/events';
+import { metrics, startClock, waitOutcome } from '../../src/metrics/channels';
 import { Deadline, DeadlineScope } from '../../src/util/deadline';
 import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
 import { SharedCount } from '../shared/SharedCount';
@@ -122,7 +124,7 @@ export class InterProcessSemaphoreV2 {
     this.data = options.data;
     this.locksPath = joinPath(this.path, SEMAPHORE_LOCKS_PARENT);
     this.leasesPath = joinPath(this.path, SEMAPHORE_LEASES_PARENT);
-    this.mutex = new InterProcessMutex(this.client, this.locksPath);
+    this.mutex = new InterProcessMutex(this.client, this.locksPath, { recipe: false });
   }
 
   /** The limit now: the fixed one, or the SharedCount's current count. */
@@ -140,9 +142,21 @@ export class InterProcessSemaphoreV2 {
     const qty = validatePositiveInt(o.qty ?? 1, 'qty');
     const { timeoutMs, signal, reenter } = checkAcquireOptions(o);
     if (reenter !== undefined) throw new InvalidArgumentError('a semaphore is not re-entrant: reenter does not apply', { path: this.path });
-    const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
-    if (leases) return leases;
-    throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    const waitStart = startClock(metrics.lockWait);
+    let failure: unknown;
+    try {
+      const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
+      if (leases) return leases;
+      throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      if (waitStart > 0 && metrics.lockWait.hasSubscribers) {
+        const outcome = waitOutcome(failure, signal);
+        metrics.lockWait.publish({ recipe: 'semaphore', path: this.path, waitMs: performance.now() - waitStart, outcome, code: outcome === 'error' ? (failure as { code?: string }).code : undefined });
+      }
+    }
   }
 
   /**
@@ -242,6 +256,7 @@ export class InterProcessSemaphoreV2 {
         return 'vanished';
       }
       leases = made.map((lease) => lease.lease);
+      for (const { monitor } of made) monitor.handedOut('semaphore', this.path);
       log('%s: acquired %d lease(s): %s (session %s)', this.path, qty, nodes.join(', '), session.value);
       return leases;
     } catch (err) {
@@ -294,7 +309,7 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean } {
+  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean; monitor: LockMonitor } {
     const monitor = new LockMonitor(this.client, node, session);
     const lease = new SimpleLease(
       node,
@@ -306,18 +321,11 @@ export class InterProcessSemaphoreV2 {
         await this.deleteNode(node, AbortSignal.timeout(RELEASE_WAIT_MS));
       },
     );
-    return { lease, lost: monitor.isLost };
+    return { lease, lost: monitor.isLost, monitor };
   }
 
-  /**
-   * Deletes one of our nodes, guaranteed: while connected, resolves once the server confirms it, or
-   * when `signal` aborts, with the delete left to the background; while disconnected, at once.
-   */
-  private async deleteNode(node: string, signal: AbortSignal): Promise<void> {
-    try {
-      await this.client.delete(node, { guaranteed: true, quietly: true, signal: this.client.isConnected ? signal : AbortSignal.abort() });
-    } catch (err) {
-      log('%s: deleting %s failed, left to the background: %s', this.path, node, String(err));
-    }
+  /** Deletes one of our nodes, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
+  private deleteNode(node: string, within: AbortSignal): Promise<void> {
+    return deleteOwnNode(this.client, node, within);
   }
 }

@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { deleteOwnNode } from '../../src/client/deleteOwnNode';
 import type { Session } from '../../src/client/Session';
 import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError, isZkError } from '../../src/errors';
@@ -6,7 +7,9 @@ import { joinPath, nodeName } from '../../src/paths';
 import { isRetryableError, isSessionEndedError } from '../../src/retry';
 import { deferred, raceAbort } from '../../src/util/async';
 import { DeadlineScope, type Deadline } from '../../src/util/deadline';
+import type { Stat } from '../../src/transport/Transport';
 import { NodeWatch } from '../../src/watch';
+import { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
 const log = debug('zk-recipes:locks');
@@ -35,6 +38,14 @@ export interface LockDriver {
    * can sort before ours.
    */
   readonly relistOnWake: boolean;
+  /**
+   * Whether the fencing token is our own node's czxid, or else the parent's pzxid read when we
+   * won. The czxid serves a lock where a node created later never sorts before an earlier one
+   * (FIFO, one holder): each holder's node is younger than the last one's. It comes with the
+   * create (create2), which lets a waiter claim on the deletion event alone. The read-write lock's
+   * downgrade breaks the argument (its read node is younger than the writers queued behind it).
+   */
+  readonly tokenFromOwnNode: boolean;
 }
 
 /** Curator's standard driver: the first `maxLeases` nodes hold; the others each watch the node `maxLeases` places ahead. */
@@ -43,6 +54,7 @@ export function standardDriver(lockName: string, maxLeases = 1): LockDriver {
     lockName,
     sortNames: [lockName],
     relistOnWake: false,
+    tokenFromOwnNode: maxLeases === 1,
     decide(before) {
       return before.length < maxLeases ? { holds: true } : { holds: false, watch: before[before.length - maxLeases] };
     },
@@ -54,14 +66,18 @@ export interface Acquisition {
   /** Full path of our lock node (relative to the client's namespace). */
   readonly node: string;
   /**
-   * The parent's pzxid (the zxid of its latest child change) as seen by a read that proved we
-   * hold the lock. The next holder can only prove it after our node's deletion, whose zxid is
-   * larger than anything we saw, so tokens strictly increase from holder to holder, also when the
-   * parent is reaped and re-created (zxids only grow).
+   * Strictly increasing from holder to holder, also when the parent is reaped and re-created
+   * (zxids only grow). For the mutex, our node's czxid: a node created later never sorts before an
+   * earlier one, so each holder's node is younger than the last holder's. For the read-write lock,
+   * the parent's pzxid (the zxid of its latest child change) as seen by a read that proved we hold:
+   * the next holder can only prove it after our node's deletion, whose zxid is larger than anything
+   * we saw.
    */
   readonly fencingToken: bigint;
   /** The session that created the node: its owner. */
   readonly session: Session;
+  /** The watch on our node the wait set, when it did: the lease's monitor takes it over. */
+  readonly own?: OwnNode;
 }
 
 /** The node an attempt creates instead of the driver's: a name to protect, and its mode. */
@@ -179,17 +195,9 @@ export class LockInternals {
     }
   }
 
-  /**
-   * Deletes our node, guaranteed: while connected, resolves once the server confirms it, or when
-   * `signal` aborts, with the delete left to the background; while disconnected, at once.
-   */
-  async deleteOurNode(node: string, signal: AbortSignal): Promise<void> {
-    if (!this.client.isConnected) signal = AbortSignal.abort();
-    try {
-      await this.client.delete(node, { guaranteed: true, quietly: true, signal });
-    } catch (err) {
-      log('%s: deleting %s left to the background: %s', this.basePath, node, String(err));
-    }
+  /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
+  deleteOurNode(node: string, within: AbortSignal): Promise<void> {
+    return deleteOwnNode(this.client, node, within);
   }
 
   /** Lock nodes in lock order, as full paths. */
@@ -220,59 +228,99 @@ export class LockInternals {
   private async waitInSession(created: CreatedAndListed, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
     const { path: ours, session } = created;
     const ourName = nodeName(ours);
+    const { tokenFromOwnNode } = this.driver;
+    // Our node's czxid comes with the create on transports that have create2; otherwise a read
+    // gives it once we win.
+    let ownCzxid = created.stat?.czxid;
+    /** The watch on our own node, while we wait for a claim that needs no read. */
+    let own: OwnNode | undefined;
+    /** A read of our own node made while waiting, for its czxid. */
+    let ownStat: Promise<Stat | null> | undefined;
     let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children: created.children, pzxid: created.parentStat.pzxid };
     let before: string[] = [];
-    let token: bigint | undefined;
+    let parentToken: bigint | undefined;
+    let won = false;
 
-    for (;;) {
-      if (listing) {
-        const sorted = sortLockNodes(listing.children, this.driver.sortNames);
-        const at = sorted.indexOf(ourName);
-        // A listing made after our create in our session misses our node only if that session
-        // has ended since, or someone deleted the node.
-        if (at < 0) return 'vanished';
-        before = sorted.slice(0, at);
-        token = listing.pzxid;
-        listing = undefined;
-      }
-      const decision = this.driver.decide(before, ourName);
-      if (decision.holds) {
-        if (token !== undefined) return { node: ours, fencingToken: token, session };
-        if (this.driver.relistOnWake) {
+    try {
+      for (;;) {
+        if (listing) {
+          const sorted = sortLockNodes(listing.children, this.driver.sortNames);
+          const at = sorted.indexOf(ourName);
+          // A listing made after our create in our session misses our node only if that session
+          // has ended since, or someone deleted the node.
+          if (at < 0) return 'vanished';
+          before = sorted.slice(0, at);
+          parentToken = listing.pzxid;
+          listing = undefined;
+        }
+        const decision = this.driver.decide(before, ourName);
+        if (decision.holds) {
+          if (tokenFromOwnNode) {
+            if (own?.gone) return 'vanished';
+            if (ownCzxid === undefined) {
+              // One small read in our node's session proves it stands, and gives its czxid.
+              const stat = await this.untilDeadline(scope, () => this.client.exists(ours, { session, signal: scope.signal }));
+              if (stat === null || stat.ephemeralOwner !== session.id) return 'vanished';
+              ownCzxid = stat.czxid;
+            }
+            won = true;
+            return { node: ours, fencingToken: ownCzxid, session, own };
+          }
+          if (parentToken !== undefined) {
+            won = true;
+            return { node: ours, fencingToken: parentToken, session };
+          }
+          if (this.driver.relistOnWake) {
+            listing = await this.list(session, scope);
+            continue;
+          }
+          const parent = await this.untilDeadline(scope, () => this.client.exists(this.basePath, { session, signal: scope.signal }));
+          if (parent === null) return 'vanished';
+          parentToken = parent.pzxid;
+          continue;
+        }
+        if (!wait) return 'busy';
+        if (tokenFromOwnNode && before.length === 1) {
+          // The node ahead is the last one: its deletion alone can settle the win, with no read,
+          // once we also watch our own node (events come in zxid order over our session, so a
+          // deletion of our node, or the end of the session, would reach us first). The watch's
+          // first read gives our czxid, if the create did not.
+          own ??= new OwnNode(this.client, ours, session);
+        } else if (tokenFromOwnNode && ownCzxid === undefined) {
+          // Our czxid is needed when we win: read it now, beside the watch of the node ahead,
+          // rather than on the way to the lock.
+          ownStat ??= this.client.exists(ours, { session, signal: scope.signal });
+          ownStat.catch(() => undefined);
+        }
+        const gone = await this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope, own));
+        ownCzxid ??= own?.watch.value?.stat.czxid ?? (ownStat ? await settledCzxid(ownStat) : undefined);
+        if (gone === 'vanished') return 'vanished';
+        if (gone === 'missing') {
+          // Gone already: what we knew is stale, so learn it all again in one read rather than
+          // probing the nodes we knew one by one.
           listing = await this.list(session, scope);
           continue;
         }
-        // What we know settles it: no node created after ours sorts before ours. One small read
-        // in our node's session proves the parent still stands and gives the token.
-        const parent = await this.untilDeadline(scope, () => this.client.exists(this.basePath, { session, signal: scope.signal }));
-        if (parent === null) return 'vanished';
-        token = parent.pzxid;
-        continue;
+        before = before.filter((n) => n !== decision.watch);
+        parentToken = undefined;
+        // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
+        // have gone too (in a drain they all have), so one listing beats probing each.
+        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, scope);
       }
-      if (!wait) return 'busy';
-
-      const gone = await this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope));
-      if (gone === 'missing') {
-        // Gone already: what we knew is stale, so learn it all again in one read rather than
-        // probing the nodes we knew one by one.
-        listing = await this.list(session, scope);
-        continue;
-      }
-      before = before.filter((n) => n !== decision.watch);
-      token = undefined;
-      // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
-      // have gone too (in a drain they all have), so one listing beats probing each.
-      if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, scope);
+    } finally {
+      if (!won) void own?.watch.close();
     }
   }
 
   /**
    * Watches `node` (getData, never exists: exists on a missing node leaves a watch that never
-   * fires) until it is deleted. 'missing' when it is gone already. Rejects with a SessionLostError
-   * when our session ends, and with the scope's reason at the deadline (the watch is then removed).
+   * fires) until it is deleted. 'missing' when it is gone already; 'vanished' when our own node
+   * (watched through `own`, read beside it the first time) goes first. Rejects with a
+   * SessionLostError when our session ends, and with the scope's reason at the deadline (the
+   * watch is then removed).
    */
-  private async waitForDeletion(node: string, session: Session, scope: DeadlineScope): Promise<'deleted' | 'missing'> {
-    const gone = deferred<'deleted'>();
+  private async waitForDeletion(node: string, session: Session, scope: DeadlineScope, own: OwnNode | undefined): Promise<'deleted' | 'missing' | 'vanished'> {
+    const gone = deferred<'deleted' | 'vanished'>();
     const ended = deferred<never>();
     const watch = new NodeWatch(
       this.client,
@@ -288,9 +336,14 @@ export class LockInternals {
       },
     );
     ended.promise.catch(() => undefined);
+    own?.listen((value) => value === null && gone.resolve('vanished'));
     try {
-      if ((await watch.start()) === null) return 'missing';
-      return await raceAbort(Promise.race([gone.promise, ended.promise]), scope.signal);
+      const [ahead] = await Promise.all([watch.start(), own?.watch.start()]);
+      if (own?.gone) return 'vanished';
+      if (ahead === null) return 'missing';
+      const outcome = await raceAbort(Promise.race([gone.promise, ended.promise]), scope.signal);
+      // Our node's deletion would have come first; a claim needs it still standing.
+      return own?.gone ? 'vanished' : outcome;
     } finally {
       await watch.close();
     }
@@ -305,5 +358,14 @@ export class LockInternals {
       if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
       throw err;
     }
+  }
+}
+
+/** The czxid a read of our node found; undefined when it failed or found nothing (the win reads again). */
+async function settledCzxid(read: Promise<Stat | null>): Promise<bigint | undefined> {
+  try {
+    return (await read)?.czxid;
+  } catch {
+    return undefined;
   }
 }

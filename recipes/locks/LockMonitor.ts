@@ -2,9 +2,11 @@ import debug from 'debug';
 import type { ConnectionState } from '../../src/client/ConnectionState';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
+import { metrics, startClock, type LockRecipe } from '../../src/metrics/channels';
 import { subscribe } from '../../src/util/events';
 import { NodeWatch, type NodeData } from '../../src/watch';
 import { LockLostError, type LockLostReason } from './errors';
+import type { OwnNode } from './OwnNode';
 
 const log = debug('zk-recipes:locks:monitor');
 
@@ -17,19 +19,25 @@ export const REVOKE_MESSAGE = '__REVOKE__';
  * under the 'standard' error policy; our node is deleted or turns out to belong to another
  * session. State changes are free (the client reports them); the node is watched only once
  * someone asks for the signal, or when the lock is revocable, so an uncontended acquire and
- * release costs no extra request. Released, it aborts with 'RELEASED' and removes its watch.
+ * release costs no extra request; a waiter's watch on its own node is taken over as it is. Lost,
+ * it removes its watch; released, it aborts with 'RELEASED' and lets the node's deletion end it.
  */
 export class LockMonitor {
   private readonly controller = new AbortController();
   private readonly stopListening: () => void;
   private watch: NodeWatch | undefined;
   private done = false;
+  /** When the hold began, for the hold-time metric; 0 while not handed out, or when nobody listened then. */
+  private heldSince = 0;
+  private heldAs: { recipe: LockRecipe; path: string } | undefined;
 
   constructor(
     private readonly client: ZkClient,
     readonly node: string,
     private readonly session: Session,
     private readonly onRevoke?: () => void,
+    /** The watch on the node the waiter already has, to take over instead of reading again. */
+    private readonly own?: OwnNode,
   ) {
     const stopStates = subscribe(client, 'stateChanged', (state) => this.onState(state));
     const onSessionEnd = () => this.lose(session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', session.endReason);
@@ -54,6 +62,12 @@ export class LockMonitor {
     return this.done;
   }
 
+  /** The lease was handed out: the hold begins (for the lock-hold metric). */
+  handedOut(recipe: LockRecipe, path: string): void {
+    this.heldSince = startClock(metrics.lockHold);
+    this.heldAs = { recipe, path };
+  }
+
   /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */
   release(): void {
     this.lose('RELEASED');
@@ -68,9 +82,16 @@ export class LockMonitor {
     if (this.done) return;
     this.done = true;
     this.stopListening();
-    void this.watch?.close();
+    // Released, the node is deleted next: that ends the server's watch without a request of ours.
+    const watch = this.watch ?? this.own?.watch;
+    if (reason === 'RELEASED') watch?.detach();
+    else void watch?.close();
     if (reason !== 'RELEASED') log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
     this.controller.abort(new LockLostError(reason, { path: this.node, cause }));
+    if (this.heldSince > 0 && this.heldAs && metrics.lockHold.hasSubscribers) {
+      const outcome = reason === 'RELEASED' ? 'released' : 'lost';
+      metrics.lockHold.publish({ ...this.heldAs, node: this.node, holdMs: performance.now() - this.heldSince, outcome, reason: outcome === 'lost' ? reason : undefined });
+    }
   }
 
   /** Watches our own node, in its session: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */
@@ -87,6 +108,11 @@ export class LockMonitor {
         }
       }
     };
+    if (this.own) {
+      this.watch = this.own.watch;
+      this.own.listen(check);
+      return;
+    }
     this.watch = new NodeWatch(this.client, this.node, check, {
       session: this.session,
       creation: false,

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
+import { emitSafely } from '../../src/util/events';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
@@ -125,12 +126,6 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
   }
 
   private emitSafely<E extends keyof GroupMemberEvents>(event: E, ...args: GroupMemberEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.membershipPath, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.membershipPath, ...values));
   }
 }

@@ -7,7 +7,7 @@ import { IllegalStateError, isZkError } from '../../src/errors';
 import type { CreateMode } from '../../src/transport/Transport';
 import { abortReason } from '../../src/util/async';
 import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { subscribe } from '../../src/util/events';
+import { emitSafely, subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
 import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
@@ -274,8 +274,10 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> implement
       log('%s: created %s', this.basePath, created);
       this.markInitial();
       this.emitSafely('created', created);
-      if (this.watch === undefined || this.watch.path !== created) await this.watchNode(created);
-      else this.watch.refresh();
+      if (this.watch === undefined || this.watch.path !== created) {
+        // Deleted before the watch's first read: no event will come for it, so look again now.
+        if ((await this.watchNode(created)) === null) this.loop.kick();
+      } else this.watch.refresh();
       if (this.writePending) this.loop.kick();
     } catch (err) {
       if (!isZkError(err, 'NODEEXISTS')) throw err;
@@ -360,12 +362,6 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> implement
   }
 
   private emitSafely<E extends keyof PersistentNodeEvents>(event: E, ...args: PersistentNodeEvents[E]): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        (listener as (...a: unknown[]) => void).apply(this, args);
-      } catch (err) {
-        log('%s: a %s listener threw: %O', this.basePath, event, err);
-      }
-    }
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.basePath, ...values));
   }
 }

@@ -2,7 +2,8 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
-import { joinPath, validatePath } from '../../src/paths';
+import { metrics } from '../../src/metrics/channels';
+import { joinPath, nodeName, validatePath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
 import { MAX_DATA_BYTES, describeValue, validateFunction, validateOptions, validatePositiveInt, validateSignal } from '../../src/validate';
 import { QueueConsumerEngine, type ErrorMode, type NodeSink, type QueueItemContext } from './QueueConsumerEngine';
@@ -299,6 +300,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
       try {
         const created = await this.client.create(nodePath, { mode: 'PERSISTENT_SEQUENTIAL', data, signal });
         log('%s: put %d item(s) as %s', this.path, items.length, created);
+        if (metrics.queue.hasSubscribers) metrics.queue.publish({ path: this.path, event: 'put', node: nodeName(created), items: items.length });
         return created;
       } catch (err) {
         // The queue node was deleted since we made sure of it: make it again, once.

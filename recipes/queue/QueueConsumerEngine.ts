@@ -2,6 +2,8 @@ import debug from 'debug';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { ClientClosedError } from '../../src/errors';
+import { metrics } from '../../src/metrics/channels';
+import { nodeName } from '../../src/paths';
 import { isRetryableError } from '../../src/retry';
 import { StepLoop } from '../../src/util/StepLoop';
 import { startTimer } from '../../src/util/timers';
@@ -67,6 +69,8 @@ export interface EngineSettings<T> {
 interface InFlight {
   readonly name: string;
   readonly data: Buffer;
+  /** How many items the node holds (0 when it could not be read). */
+  readonly items: number;
   /** Lock-safe: our lock node, and the session it belongs to. */
   readonly lock: ItemLock | undefined;
   readonly controller: AbortController;
@@ -317,7 +321,6 @@ export class QueueConsumerEngine<T> {
   // ---------------------------------------------------------------- handing over and finishing
 
   private dispatch(name: string, data: Buffer, lock: ItemLock | undefined): void {
-    const flight: InFlight = { name, data, lock, controller: new AbortController(), done: Promise.resolve() };
     let items: T[];
     try {
       items = decodeNode(this.s.serializer, data);
@@ -325,9 +328,12 @@ export class QueueConsumerEngine<T> {
       // As Curator does with a corrupt node: report it and drop it, or every consumer would trip
       // on it again and again.
       this.s.report(err, name);
-      if (lock) this.track(flight, () => this.deleteThenRelease(name, lock));
+      const corrupt: InFlight = { name, data, items: 0, lock, controller: new AbortController(), done: Promise.resolve() };
+      if (lock) this.track(corrupt, () => this.deleteThenRelease(name, lock));
       return;
     }
+    const flight: InFlight = { name, data, items: items.length, lock, controller: new AbortController(), done: Promise.resolve() };
+    if (metrics.queue.hasSubscribers) metrics.queue.publish({ path: this.s.path, event: 'delivered', node: name, items: items.length });
     this.track(flight, async () => {
       let outcome: NodeOutcome;
       try {
@@ -381,7 +387,8 @@ export class QueueConsumerEngine<T> {
       this.leaveInQueue(name);
     } else if (outcome === 'failed' && this.s.errorMode === 'requeue') {
       try {
-        await this.items.requeue(name, this.s.order.requeuePrefix(name), flight.data);
+        const requeued = await this.items.requeue(name, this.s.order.requeuePrefix(name), flight.data);
+        if (metrics.queue.hasSubscribers) metrics.queue.publish({ path: this.s.path, event: 'requeued', node: nodeName(requeued), items: flight.items });
       } catch (err) {
         this.s.report(err, name);
         this.leaveInQueue(name);

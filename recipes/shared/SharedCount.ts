@@ -3,6 +3,7 @@ import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, ZkError, isZkError } from '../../src/errors';
+import { emitSafely } from '../../src/util/events';
 import { validatePositiveInt } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
 
@@ -163,12 +164,6 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
     this.czxid = czxid;
     this.value = { count, version };
     log('%s: count %d at version %d', this.path, count, version);
-    for (const listener of this.rawListeners('changed')) {
-      try {
-        (listener as SharedCountListener).call(this, count, version);
-      } catch (err) {
-        log('%s: a changed listener threw: %O', this.path, err);
-      }
-    }
+    emitSafely(this, 'changed', [count, version], (format, ...values) => log(`%s: ${format}`, this.path, ...values));
   }
 }

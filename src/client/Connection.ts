@@ -177,7 +177,8 @@ export class Connection {
   // ---------------------------------------------------------------- transport events
 
   private newTransport(): Transport {
-    const t = this.createTransport({ connectString: this.options.connectString, sessionTimeoutMs: this.options.sessionTimeoutMs });
+    const { connectString, sessionTimeoutMs, tls, maxFrameBytes } = this.options;
+    const t = this.createTransport({ connectString, sessionTimeoutMs, tls, maxFrameBytes });
     t.on('connected', () => {
       if (t === this.transport) this.onConnected(t);
     });

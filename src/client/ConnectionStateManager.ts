@@ -1,6 +1,9 @@
-import debug from 'debug';
 import type { EventEmitter } from 'node:events';
-import { ConnectionState } from './ConnectionState';
+import debug from 'debug';
+import { metrics } from '../metrics/channels';
+import { emitSafely } from '../util/events';
+import type { ConnectionState } from './ConnectionState';
+import type { ZkClientEvents } from './ZkClient';
 
 const log = debug('zk-recipes:client:state');
 
@@ -14,8 +17,9 @@ export class ConnectionStateManager {
   private current: ConnectionState | undefined;
 
   constructor(
-    private readonly emitter: EventEmitter,
+    private readonly emitter: EventEmitter<ZkClientEvents>,
     private readonly describeSession: () => string,
+    private readonly sessionId: () => bigint,
   ) {}
 
   get state(): ConnectionState | undefined {
@@ -28,13 +32,7 @@ export class ConnectionStateManager {
     if (previous === next) return;
     this.current = next;
     log('state %s -> %s (session %s)', previous ?? '-', next, this.describeSession());
-    // rawListeners: `once` wrappers included, which remove themselves as they run.
-    for (const listener of this.emitter.rawListeners('stateChanged')) {
-      try {
-        (listener as (state: ConnectionState, previous: ConnectionState | undefined) => void).call(this.emitter, next, previous);
-      } catch (err) {
-        log('a stateChanged listener threw: %O', err);
-      }
-    }
+    if (metrics.state.hasSubscribers) metrics.state.publish({ state: next, previous, sessionId: this.sessionId() });
+    emitSafely(this.emitter, 'stateChanged', [next, previous], log);
   }
 }

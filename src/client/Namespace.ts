@@ -30,7 +30,7 @@ export class Namespace {
     const ns = this.name;
     if (ns === undefined) return;
     if (!this.ready) {
-      const ready = this.retry.run({ path: `/${ns}`, signal }, (t: Transport) => mkdirs(t, `/${ns}`, 'PERSISTENT'));
+      const ready = this.retry.run({ operation: 'ensurePath', path: `/${ns}`, signal }, (t: Transport) => mkdirs(t, `/${ns}`, 'PERSISTENT'));
       this.ready = ready;
       ready.catch(() => {
         if (this.ready === ready) this.ready = undefined;

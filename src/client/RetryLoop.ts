@@ -3,6 +3,7 @@ import { ClientClosedError, SessionLostError, isZkError, type ZkError } from '..
 import { isRetryableError, type RetryPolicy } from '../retry';
 import type { Transport } from '../transport/Transport';
 import { abortReason, sleep } from '../util/async';
+import { metrics, startClock } from '../metrics/channels';
 import { now } from '../util/timers';
 import type { Connection } from './Connection';
 import type { Session } from './Session';
@@ -11,6 +12,8 @@ const log = debug('zk-recipes:client:retry');
 
 /** What one operation brings to the retry loop. */
 export interface OperationContext {
+  /** What the operation is ('create', 'getData', ...): for metrics. */
+  readonly operation: string;
   /** The path the operation is about, relative to the namespace: for errors and logs. */
   readonly path: string;
   readonly signal?: AbortSignal;
@@ -32,9 +35,27 @@ export class RetryLoop {
 
   /** `attempt` counts from 0, so a caller can tell a first attempt from a retry after an uncertain outcome. */
   async run<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>): Promise<T> {
+    const startedAt = startClock(metrics.operation);
+    if (startedAt === 0) return this.attempts(ctx, fn, { retries: 0 });
+    const tries = { retries: 0 };
+    let code: string | undefined;
+    try {
+      return await this.attempts(ctx, fn, tries);
+    } catch (err) {
+      code = isZkError(err) ? err.code : 'ERROR';
+      throw err;
+    } finally {
+      if (metrics.operation.hasSubscribers) {
+        metrics.operation.publish({ operation: ctx.operation, path: ctx.path, durationMs: now() - startedAt, retries: tries.retries, code });
+      }
+    }
+  }
+
+  private async attempts<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>, tries: { retries: number }): Promise<T> {
     const { path, signal, session } = ctx;
     const startedAt = now();
     for (let attempt = 0; ; attempt++) {
+      tries.retries = attempt;
       if (signal?.aborted) throw abortReason(signal);
       this.connection.assertOpen();
       let t: Transport | undefined;

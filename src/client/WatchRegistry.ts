@@ -72,6 +72,18 @@ export class WatchRegistry {
     return taken;
   }
 
+  /**
+   * Takes back `watcher`'s watches on `fullPath` (it will not be called), and removes them from the
+   * server through `live`, the connected transport, when it can (local: a watch the server cannot
+   * be told of is at least forgotten on the client). Never rejects.
+   */
+  async remove(fullPath: string, watcher: Watcher, kind: WatchKind | 'any', live: Transport | undefined): Promise<void> {
+    for (const taken of this.take(fullPath, watcher, kind)) {
+      if (!taken.transport.removeWatches || taken.transport !== live) continue;
+      await taken.transport.removeWatches(fullPath, taken.kind, taken.native, true).catch(() => undefined);
+    }
+  }
+
   private unlist(entry: Entry): void {
     this.entries.delete(entry);
     const atPath = this.byPath.get(entry.path);

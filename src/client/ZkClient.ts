@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
+import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
-import { createNativeTransport } from '../transport/NativeTransport';
-import type { ACL, CreateMode, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
+import type { ACL, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
+import { emitSafely } from '../util/events';
 import { now } from '../util/timers';
-import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
+import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
 import { BackgroundDeletes } from './BackgroundDeletes';
 import { Connection } from './Connection';
 import type { ConnectionState } from './ConnectionState';
@@ -14,92 +15,40 @@ import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
 import { createNode, type CreatedNode } from './createNode';
 import { Namespace } from './Namespace';
+import type {
+  BlockUntilConnectedOptions,
+  CreateOptions,
+  CreatedAndListed,
+  DeleteOptions,
+  OperationOptions,
+  SetDataOptions,
+  WatchOptions,
+  ZkClientEvents,
+} from './operationOptions';
 import { deleteTree, mkdirs } from './nodeOps';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
-import { checkRequestSize, createRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
+import { startPersistentWatch, type PersistentWatch } from './PersistentWatch';
+import { checkRequestSize, createRequestBytes, multiRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
 import { RetryLoop } from './RetryLoop';
+import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
 import { WatchRegistry, type WatchKind } from './WatchRegistry';
 
-export interface OperationOptions {
-  /** Aborts the wait; the operation rejects with `signal.reason`. */
-  signal?: AbortSignal;
-}
+const log = debug('zk-recipes:client');
 
-export interface CreateOptions extends OperationOptions {
-  /** Node data; `defaultData` (the local IP address, as Curator writes) when omitted. */
-  data?: Buffer | Uint8Array | string;
-  /** Default 'PERSISTENT'. */
-  mode?: CreateMode;
-  /** Time to live, for the TTL modes only. */
-  ttlMs?: number;
-  /** Create missing parents: 'container' (Curator's creatingParentContainersIfNeeded) or 'persistent' (creatingParentsIfNeeded). */
-  createParents?: 'container' | 'persistent';
-  /**
-   * Curator's protection: the node's name gets the prefix `_c_<uuid>-`, so that after a connection
-   * loss during the create the client finds its own node again instead of creating a second one.
-   */
-  protected?: boolean;
-}
-
-export interface DeleteOptions extends OperationOptions {
-  /** Expected version; -1 (the default) matches any. */
-  version?: number;
-  /** Delete the children first, recursively. */
-  recursive?: boolean;
-  /** On a connection problem, keep retrying in the background until done or the session ends. The call still rejects. */
-  guaranteed?: boolean;
-  /** Resolve instead of rejecting when the node does not exist. */
-  quietly?: boolean;
-}
-
-export interface WatchOptions extends OperationOptions {
-  /**
-   * One-shot watch: called once with the next event on the node, or with 'sessionLost' when the
-   * session ends. On the native transport it can also be called with 'notWatching' when the watch
-   * could not be kept (the session lives on): read again, and watch anew.
-   */
-  watcher?: Watcher;
-  /**
-   * Read only in this session: once it has ended, reject with SessionLostError instead of retrying
-   * in the next one. For reads whose meaning rests on an ephemeral node or a watch of that session:
-   * a watch a retry set in a new session would wait on behalf of a node that went with the old one.
-   */
-  session?: Session;
-}
-
-export interface SetDataOptions extends OperationOptions {
-  version?: number;
-}
-
-export interface BlockUntilConnectedOptions extends OperationOptions {
-  /** Reject with ConnectionTimeoutError after this long; undefined waits as long as it takes. */
-  timeoutMs?: number;
-}
-
-/** What `createAndListParent` resolves to. */
-export interface CreatedAndListed {
-  /** The new node's path, relative to the namespace. */
-  path: string;
-  /** The parent's children right after the create, unsorted; they include the new node. */
-  children: string[];
-  /** The parent's stat from the same read: `pzxid` is the zxid of its latest child change. */
-  parentStat: Stat;
-  /** The session the node was created in: for an ephemeral node, its owner. */
-  session: Session;
-  /** The new node's stat, when the transport returns it with the create (the protocol transport does). */
-  stat?: Stat;
-}
-
-export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
-
-/** The events of a ZkClient. */
-export interface ZkClientEvents {
-  /** The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in order. */
-  stateChanged: [state: ConnectionState, previous: ConnectionState | undefined];
-}
+export type {
+  OperationOptions,
+  CreateOptions,
+  DeleteOptions,
+  WatchOptions,
+  SetDataOptions,
+  BlockUntilConnectedOptions,
+  CreatedAndListed,
+  StateListener,
+  ZkClientEvents,
+} from './operationOptions';
 
 /**
  * A ZooKeeper client with Curator's behaviour: CuratorFramework for Node.
@@ -138,8 +87,12 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   constructor(options: ZkClientOptions) {
     super();
     this.options = resolveClientOptions(options);
-    this.states = new ConnectionStateManager(this, () => String(this.connection.session ?? '-'));
-    this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory ?? createNativeTransport);
+    this.states = new ConnectionStateManager(
+      this,
+      () => String(this.connection.session ?? '-'),
+      () => this.connection.session?.id ?? 0n,
+    );
+    this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory);
     this.retry = new RetryLoop(this.connection, () => this.options.retryPolicy, this.options.connectionTimeoutMs);
     this.ns = new Namespace(this.options.namespace, this.retry);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
@@ -230,7 +183,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * Idempotent.
    */
   async close(): Promise<void> {
-    await this.connection.close();
+    if (this.connection.isClosed) return;
+    // The session ends in the synchronous part of the connection's close; then we tell.
+    const closing = this.connection.close();
+    emitSafely(this, 'closed', [], log);
+    await closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -305,7 +262,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     try {
       await this.ns.ensure(signal);
       await raceAbort(
-        this.retry.run({ path, signal }, async (t, n) => {
+        this.retry.run({ operation: 'delete', path, signal }, async (t, n) => {
           try {
             await deleteTree(t, full, version, recursive);
           } catch (err) {
@@ -326,7 +283,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /** Stat of the node, or null when it does not exist. A watcher is set either way. */
   async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
     try {
-      return await this.read(path, options, 'data', (t, full, w) => t.exists(full, w), true);
+      return await this.read('exists', path, options, 'data', (t, full, w) => t.exists(full, w), true);
     } catch (err) {
       if (isZkError(err, 'NONODE')) return null;
       throw err;
@@ -335,7 +292,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Data and stat of the node. */
   getData(path: string, options: WatchOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
-    return this.read(path, options, 'data', (t, full, w) => t.getData(full, w));
+    return this.read('getData', path, options, 'data', (t, full, w) => t.getData(full, w));
   }
 
   /** Names of the node's children, unsorted. */
@@ -345,7 +302,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Names of the node's children and the node's stat (whose `pzxid` is the last child change). */
   getChildrenWithStat(path: string, options: WatchOptions = {}): Promise<{ children: string[]; stat: Stat }> {
-    return this.read(path, options, 'children', (t, full, w) => t.getChildren(full, w));
+    return this.read('getChildren', path, options, 'children', (t, full, w) => t.getChildren(full, w));
   }
 
   /** Writes data, if the version matches (-1, the default, matches any). */
@@ -359,30 +316,30 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     await this.ns.ensure(signal);
     const full = this.ns.full(path);
     return raceAbort(
-      this.retry.run({ path, signal }, (t) => t.setData(full, bytes, version)),
+      this.retry.run({ operation: 'setData', path, signal }, (t) => t.setData(full, bytes, version)),
       signal,
     );
   }
 
   /** Makes the server this client talks to catch up with the leader for `path`. */
   async sync(path: string, options: OperationOptions = {}): Promise<void> {
-    await this.simple(path, options, (t, full) => t.sync(full));
+    await this.simple('sync', path, options, (t, full) => t.sync(full));
   }
 
   async getACL(path: string, options: OperationOptions = {}): Promise<{ acl: ACL[]; stat: Stat }> {
-    return this.simple(path, options, (t, full) => t.getACL(full));
+    return this.simple('getACL', path, options, (t, full) => t.getACL(full));
   }
 
   async setACL(path: string, acl: readonly ACL[], options: SetDataOptions = {}): Promise<void> {
     validateAcl(acl);
     const version = validateVersion(validateOptions(options, 'options').version);
-    await this.simple(path, options, (t, full) => t.setACL(full, acl, version));
+    await this.simple('setACL', path, options, (t, full) => t.setACL(full, acl, version));
   }
 
   /** Creates the node and its missing parents, as containers or persistent nodes. Existing nodes are left alone. */
   async ensurePath(path: string, options: OperationOptions & { container?: boolean } = {}): Promise<void> {
     const o = validateOptions(options, 'options');
-    await this.simple(path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
+    await this.simple('ensurePath', path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
   }
 
   /**
@@ -398,13 +355,35 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     validateWatcher(watcher);
     const kind = o.kind ?? 'any';
     if (kind !== 'any' && kind !== 'data' && kind !== 'children') throw new InvalidArgumentError(`kind must be 'data', 'children' or 'any', got ${String(kind)}`);
-    const full = this.ns.full(path);
-    const live = this.connection.live();
-    for (const taken of this.watches.take(full, watcher, kind)) {
-      if (!taken.transport.removeWatches || taken.transport !== live?.transport) continue;
-      // Local: when the server cannot be reached, the watch is at least forgotten on the client.
-      await taken.transport.removeWatches(full, taken.kind, taken.native, true).catch(() => undefined);
-    }
+    await this.watches.remove(this.ns.full(path), watcher, kind, this.connection.live()?.transport);
+  }
+
+  /**
+   * A transaction: operations committed together with ZooKeeper's multi, all or none. Needs the
+   * protocol transport (the native binding has no multi: `commit()` rejects with UnsupportedError).
+   * See Transaction.
+   */
+  transaction(): Transaction {
+    return new Transaction(
+      (ops, signal) => commitTransaction({ retry: this.retry, namespace: this.ns }, ops, signal),
+      (ops) => checkRequestSize(multiRequestBytes(ops.map((op) => ({ ...op, path: this.serverPath(op.path) }))), this.options.maxRequestBytes, 'the transaction', ops[0].path),
+      this.options.defaultData,
+    );
+  }
+
+  /**
+   * A persistent watch on `path` (`recursive`: and its whole subtree), set on the server when the
+   * promise resolves: it does not end when it fires. See PersistentWatch for what it reports, on
+   * reconnects and new sessions too. Needs the protocol transport (rejects with UnsupportedError on
+   * the native binding).
+   */
+  async watch(path: string, options: OperationOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+    const o = validateOptions(options, 'options');
+    this.checkPath(path, 'the watch');
+    const signal = validateSignal(o.signal);
+    const recursive = o.recursive === undefined ? false : validateBoolean(o.recursive, 'recursive');
+    await this.ns.ensure(signal);
+    return startPersistentWatch({ client: this, connection: this.connection, retry: this.retry, namespace: this.ns }, path, recursive, signal);
   }
 
   /** For tests and diagnostics: how many background deletes are running. */
@@ -425,20 +404,21 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   }
 
   /** An operation on one path with no watch and no session pin. */
-  private async simple<T>(path: string, options: OperationOptions, call: (t: Transport, full: string) => Promise<T>): Promise<T> {
+  private async simple<T>(operation: string, path: string, options: OperationOptions, call: (t: Transport, full: string) => Promise<T>): Promise<T> {
     const o = validateOptions(options, 'options');
     this.checkPath(path, 'the request');
     const signal = validateSignal(o.signal);
     await this.ns.ensure(signal);
     const full = this.ns.full(path);
     return raceAbort(
-      this.retry.run({ path, signal }, (t) => call(t, full)),
+      this.retry.run({ operation, path, signal }, (t) => call(t, full)),
       signal,
     );
   }
 
   /** Runs a read that may set a watch; forgets the watch when the server did not set it. */
   private async read<T>(
+    operation: string,
     path: string,
     options: WatchOptions,
     kind: WatchKind,
@@ -454,7 +434,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const full = this.ns.full(path);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
-      this.retry.run({ path, signal, session }, async (t) => {
+      this.retry.run({ operation, path, signal, session }, async (t) => {
         if (!o.watcher) return call(t, full, undefined);
         const { native, forget } = this.watches.register(t, full, kind, o.watcher, toUser);
         try {

@@ -87,7 +87,7 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     return { path, stat, session, ...(await listed) };
   };
 
-  const attempt = retry.run({ path: req.path, signal: req.signal }, async (t, n, session) => {
+  const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, async (t, n, session) => {
     if (protectedId && n > 0) {
       const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => background.delete(stale));
       if (found) return { path: found, session, ...(await listing(t)) };
@@ -111,7 +111,7 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
   });
   if (ctx.aclProvider) {
     const acl = ctx.aclProvider.getAclForPath(namespace.relative(created.path));
-    await retry.run({ path: req.path, signal: req.signal }, (t) => t.setACL(created.path, acl, -1));
+    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal }, (t) => t.setACL(created.path, acl, -1));
   }
   return { ...created, path: namespace.relative(created.path) };
 }

@@ -1,10 +1,11 @@
-import { networkInterfaces } from 'node:os';
+import { hostname } from 'node:os';
 import { InvalidArgumentError, UnsupportedError } from '../errors';
 import { validateNamespace } from '../paths';
 import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
+import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
-import { validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
+import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
 import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
@@ -41,9 +42,18 @@ export interface ZkClientOptions {
    * client sets the provider's ACL right after the create: the node is open for that moment.
    */
   aclProvider?: AclProvider;
-  /** Ask for read-only mode. The native binding cannot, so `true` is refused with UnsupportedError. */
+  /** Ask for read-only mode. Not supported (neither transport implements it), so `true` is refused with UnsupportedError. */
   canBeReadOnly?: boolean;
-  /** Data written by `create` when none is given. Curator writes the local IP address; so do we. */
+  /**
+   * Who this client is, for people reading the nodes it makes: unless `defaultData` is given, it is
+   * the data of every node created without data, lock nodes among them, so a lock's node says who
+   * holds it. Default `<hostname>:<pid>`.
+   */
+  id?: string;
+  /**
+   * Data written by `create` when none is given; default `id` as UTF-8. Curator writes the local IP
+   * address, which does not tell two processes of one host apart.
+   */
   defaultData?: Buffer;
   /**
    * The largest request the servers accept, in bytes: their jute.maxbuffer (ZooKeeper's default,
@@ -51,18 +61,27 @@ export interface ZkClientOptions {
    * before it is sent: a server drops the connection of a client that sends a larger one.
    */
   maxRequestBytes?: number;
-  /** Builds the transport. Tests may pass a fake. */
+  /**
+   * How the client speaks to ZooKeeper: 'protocol' (the default), ZooKeeper's protocol in
+   * TypeScript, which needs no compiler; or 'native', the ZooKeeper C client through the optional
+   * `zookeeper` package, which must be built (`npm rebuild zookeeper`).
+   */
+  transport?: TransportName;
+  /**
+   * TLS for the connection (node:tls connect options: `ca`, `cert`, `key`, `servername`, …), to a
+   * server's secureClientPort. The protocol transport only.
+   */
+  tls?: import('node:tls').ConnectionOptions;
+  /**
+   * The largest frame accepted from the server, in bytes: the client's jute.maxbuffer (default
+   * 0xfffff, as the Java client). A larger reply drops the connection. The protocol transport only.
+   */
+  maxFrameBytes?: number;
+  /** Builds the transport, instead of `transport`. Tests may pass a fake. */
   transportFactory?: TransportFactory;
 }
 
-function localAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) {
-      if (a.family === 'IPv4' && !a.internal) return a.address;
-    }
-  }
-  return '127.0.0.1';
-}
+const HOLDER_ID = `${hostname()}:${process.pid}`;
 
 /** The defaults, frozen. */
 export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
@@ -74,14 +93,17 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   authInfo: Object.freeze([]) as readonly AuthInfo[],
   aclProvider: undefined as AclProvider | undefined,
   canBeReadOnly: false,
-  defaultData: Buffer.from(localAddress(), 'utf8'),
+  id: HOLDER_ID,
+  defaultData: Buffer.from(HOLDER_ID, 'utf8'),
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  transport: 'protocol' as TransportName,
 });
 
-export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'transportFactory'>>> & {
+export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'tls' | 'maxFrameBytes'>>> & {
   readonly namespace: string | undefined;
   readonly aclProvider: AclProvider | undefined;
-  readonly transportFactory: TransportFactory | undefined;
+  readonly tls: import('node:tls').ConnectionOptions | undefined;
+  readonly maxFrameBytes: number | undefined;
 };
 
 /** Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. */
@@ -116,12 +138,24 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   }
   const canBeReadOnly = options.canBeReadOnly === undefined ? false : validateBoolean(options.canBeReadOnly, 'canBeReadOnly');
   if (canBeReadOnly) {
-    throw new UnsupportedError('canBeReadOnly is not supported: the native zookeeper binding cannot ask for read-only mode');
+    throw new UnsupportedError('canBeReadOnly is not supported: neither transport implements read-only mode');
   }
+  const id = options.id === undefined ? DEFAULT_CLIENT_OPTIONS.id : validateString(options.id, 'id', { allowEmpty: false });
   if (options.defaultData !== undefined && !Buffer.isBuffer(options.defaultData)) {
     throw new InvalidArgumentError('defaultData must be a Buffer');
   }
+  const transport = options.transport ?? DEFAULT_CLIENT_OPTIONS.transport;
+  if (!TRANSPORT_NAMES.includes(transport)) {
+    throw new InvalidArgumentError(`transport must be one of ${TRANSPORT_NAMES.map((n) => `'${n}'`).join(', ')}, got ${describeValue(transport)}`);
+  }
   if (options.transportFactory !== undefined) validateFunction(options.transportFactory, 'transportFactory');
+  if (options.tls !== undefined && (options.tls === null || typeof options.tls !== 'object')) {
+    throw new InvalidArgumentError(`tls must be an object of node:tls connect options, got ${describeValue(options.tls)}`);
+  }
+  const maxFrameBytes = options.maxFrameBytes === undefined ? undefined : validatePositiveInt(options.maxFrameBytes, 'maxFrameBytes', { min: 1024, max: 0x7fffffff });
+  if (transport === 'native' && options.transportFactory === undefined && (options.tls !== undefined || maxFrameBytes !== undefined)) {
+    throw new UnsupportedError("tls and maxFrameBytes need transport 'protocol': the native binding has neither");
+  }
   const maxRequestBytes =
     options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
   return Object.freeze({
@@ -134,8 +168,13 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     authInfo: Object.freeze([...authInfo]),
     aclProvider: options.aclProvider,
     canBeReadOnly,
-    defaultData: options.defaultData ?? DEFAULT_CLIENT_OPTIONS.defaultData,
+    id,
+    defaultData: options.defaultData ?? Buffer.from(id, 'utf8'),
     maxRequestBytes,
-    transportFactory: options.transportFactory,
+    transport,
+    tls: options.tls,
+    maxFrameBytes,
+    // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
+    transportFactory: options.transportFactory ?? transportFactory(transport),
   });
 }

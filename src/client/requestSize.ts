@@ -39,3 +39,16 @@ export function checkRequestSize(bytes: number, limit: number, what: string, pat
     );
   }
 }
+
+/** Bytes of a multi request for `ops` (paths as sent to the server): each op's header and body, and the closing header. */
+export function multiRequestBytes(ops: ReadonlyArray<{ type: string; path: string; data?: Buffer; ttlMs?: number }>): number {
+  const opHeader = 4 + 1 + 4;
+  let bytes = HEADER + opHeader;
+  for (const op of ops) {
+    const path = field(Buffer.byteLength(op.path));
+    if (op.type === 'create') bytes += opHeader + path + field(op.data?.length ?? 0) + OPEN_ACL + 4 + (op.ttlMs !== undefined ? 8 : 0);
+    else if (op.type === 'setData') bytes += opHeader + path + field(op.data?.length ?? 0) + 4;
+    else bytes += opHeader + path + 4;
+  }
+  return bytes;
+}

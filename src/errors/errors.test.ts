@@ -29,6 +29,11 @@ describe('serverError', () => {
     [-1, 'SYSTEMERROR', SystemError],
     [-5, 'MARSHALLINGERROR', SystemError],
     [-125, 'QUOTAEXCEEDED', SystemError],
+    // The numbers the server sends (KeeperException.Code; the C client's zookeeper.h agrees).
+    [-123, 'RECONFIGDISABLED', SystemError],
+    [-124, 'SESSIONCLOSEDREQUIRESASLAUTH', AuthError],
+    [-127, 'THROTTLEDOP', SystemError],
+    [-12, 'UNKNOWNSESSION', SystemError],
   ] as const)('maps rc %d to %s in its family', (rc, code, family) => {
     const err = serverError(rc, { path: '/a' });
     expect(err).toBeInstanceOf(family);

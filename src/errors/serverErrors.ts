@@ -5,7 +5,11 @@
  */
 import { ZkError, type ZkErrorOptions } from './ZkError';
 
-/** ZooKeeper's error codes (KeeperException.Code), by their numeric value on the wire. */
+/**
+ * ZooKeeper's error codes (KeeperException.Code), by their numeric value on the wire, and the C
+ * client's own (-9 INVALIDSTATE, -116 CLOSING, -117 NOTHING). -122 REQUESTTIMEOUT is the Java
+ * client's own and never comes from a server.
+ */
 export const SERVER_ERROR_CODES = Object.freeze({
   [-1]: 'SYSTEMERROR',
   [-2]: 'RUNTIMEINCONSISTENCY',
@@ -16,6 +20,7 @@ export const SERVER_ERROR_CODES = Object.freeze({
   [-7]: 'OPERATIONTIMEOUT',
   [-8]: 'BADARGUMENTS',
   [-9]: 'INVALIDSTATE',
+  [-12]: 'UNKNOWNSESSION',
   [-13]: 'NEWCONFIGNOQUORUM',
   [-14]: 'RECONFIGINPROGRESS',
   [-15]: 'SSLCONNECTIONERROR',
@@ -36,10 +41,11 @@ export const SERVER_ERROR_CODES = Object.freeze({
   [-119]: 'NOTREADONLY',
   [-120]: 'EPHEMERALONLOCALSESSION',
   [-121]: 'NOWATCHER',
-  [-122]: 'RECONFIGDISABLED',
-  [-123]: 'SESSIONCLOSEDREQUIRESASLAUTH',
-  [-124]: 'THROTTLEDOP',
+  [-122]: 'REQUESTTIMEOUT',
+  [-123]: 'RECONFIGDISABLED',
+  [-124]: 'SESSIONCLOSEDREQUIRESASLAUTH',
   [-125]: 'QUOTAEXCEEDED',
+  [-127]: 'THROTTLEDOP',
 } as const);
 
 /** Every code ZooKeeper can answer with. */

@@ -13,7 +13,7 @@ const log = debug('zk-recipes:testing:server');
 
 /** Options of a test server. Defaults are in `TestingServer.DEFAULTS`. */
 export interface TestingServerOptions {
-  /** Client port; a free loopback port by default. */
+  /** Client port; a free loopback port when omitted or 0 (as with `listen(0)`), kept across restarts. */
   port?: number;
   /** Data directory; a new temporary directory by default (removed by `close()`). */
   dataDir?: string;
@@ -117,8 +117,10 @@ export class TestingServer implements AsyncDisposable {
         throw new InvalidArgumentError(`${key} must be a non-negative integer, got ${String(v)}`);
       }
     }
+    if (options.port !== undefined && options.port > 65_535) throw new InvalidArgumentError(`port must be at most 65535, got ${options.port}`);
     this.options = { ...DEFAULTS, config: {}, jvmOptions: [], ...options };
-    this.portValue = options.port;
+    // Port 0 means "pick one", as for a socket; ZooKeeper itself would refuse it.
+    this.portValue = options.port === 0 ? undefined : options.port;
     this.dir = options.dataDir;
     this.logDir = mkdtempSync(join(tmpdir(), 'zk-recipes-log-'));
   }

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, TimeoutError } from '../errors';
-import { NativeTransport, createNativeTransport } from '../transport/NativeTransport';
+import { createProtocolTransport } from '../protocol/ProtocolTransport';
 
 import type { HasSessionCredentials, SessionCredentials } from '../client/SessionCredentials';
 
@@ -39,7 +39,7 @@ export async function expireSession(target: SessionCredentials | HasSessionCrede
 
 /** Opens a handle on the session; closes it if the server accepted it. */
 async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Promise<'closed' | 'expired'> {
-  const handle = createNativeTransport({
+  const handle = createProtocolTransport({
     connectString: creds.connectString,
     sessionTimeoutMs: 30_000,
     sessionId: creds.sessionId,
@@ -62,8 +62,8 @@ async function attachAndClose(creds: SessionCredentials, timeoutMs: number): Pro
       });
     });
   } finally {
-    // Before the session's own client takes it back: a probe first would give it the time.
-    if (handle instanceof NativeTransport) handle.closeAtOnce();
-    else void handle.close();
+    // The close request leaves at once, before the session's own client can take it back; the
+    // wait is for the server to end the session, so that the next attach finds it expired.
+    await handle.close();
   }
 }

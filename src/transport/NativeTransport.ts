@@ -50,6 +50,12 @@ const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
 /** Replies that mean the connection or the handle went; see NativeTransport. */
 const DEFERRED_CODES: ReadonlySet<number> = new Set([C.ZCONNECTIONLOSS, C.ZOPERATIONTIMEOUT, C.ZSESSIONEXPIRED, C.ZCLOSING, C.ZINVALIDSTATE]);
 const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
+/** A TCP connect under way. */
+const CONNECTING_STATE = C.ZOO_CONNECTING_STATE;
+/** TCP connected, the session handshake sent: a server took the connection. */
+const ASSOCIATING_STATE = C.ZOO_ASSOCIATING_STATE;
+/** The C client's hint for every failure it does not tell us the reason of. */
+const NATIVE_LOG_HINT = 'ZK_RECIPES_NATIVE_LOG_LEVEL=1 shows the C client\'s own reason';
 
 /**
  * The C client writes its own log to stderr. It is silent by default (zk-recipes logs through
@@ -88,6 +94,61 @@ export function normalizePassword(password: string | undefined): string {
     throw new InvalidArgumentError('a session password is 16 bytes as 32 hex digits');
   }
   return password.toUpperCase();
+}
+
+/** The hosts of a connect string, without ports or chroot. */
+function hostsOf(connectString: string): string[] {
+  return connectString
+    .split('/')[0]
+    .split(',')
+    .map((hostPort) => hostPort.slice(0, hostPort.lastIndexOf(':')));
+}
+
+/**
+ * Why the C client could not even begin: its init fails when no host of the connect string
+ * resolves (it maps getaddrinfo's "no such name" to ENOENT, every other lookup failure to EINVAL).
+ */
+export function initFailure(err: { code?: string; message?: string }, connectString: string): Error {
+  const hosts = hostsOf(connectString).join(', ');
+  switch (err.code) {
+    case 'ENOENT':
+      return Object.assign(new Error(`host not found: ${hosts} (getaddrinfo ENOTFOUND)`), { code: 'ENOTFOUND', cause: err });
+    case 'ENOMEM':
+      return Object.assign(new Error(`out of memory resolving ${hosts}`), { code: 'ENOMEM', cause: err });
+    default:
+      return Object.assign(new Error(`could not resolve ${hosts}, or the connect string's chroot is not a valid path (${err.code ?? err.message ?? String(err)})`), {
+        code: err.code,
+        cause: err,
+      });
+  }
+}
+
+/** What the C client lets us see of a connection attempt: when we saw it begin, and whether a server took the TCP connection. */
+interface Attempt {
+  readonly startedAt: number;
+  reachedServer: boolean;
+}
+
+/**
+ * Why an attempt failed, as far as its states tell: the C client keeps the reason in errno and its
+ * own log. It gives an attempt two thirds of the session timeout; a failure well before that was
+ * a refusal, or a connection the server closed at once.
+ */
+export function attemptFailure(attempt: Attempt, endedAt: number, sessionTimeoutMs: number): Error {
+  const limitMs = Math.round((sessionTimeoutMs * 2) / 3);
+  const timedOut = endedAt - attempt.startedAt >= limitMs * 0.9;
+  if (attempt.reachedServer) {
+    return new Error(
+      timedOut
+        ? `a server took the connection but set up no session within ${limitMs} ms (timed out; is it a ZooKeeper server, and serving?); ${NATIVE_LOG_HINT}`
+        : `a server took the connection, then closed it before setting up a session (is it a ZooKeeper server, and serving?); ${NATIVE_LOG_HINT}`,
+    );
+  }
+  return new Error(
+    timedOut
+      ? `no answer within ${limitMs} ms (timed out: a host that is down, or a firewall dropping packets); ${NATIVE_LOG_HINT}`
+      : `connection refused, or closed by the server at once (no ZooKeeper server listening there, or one that is not serving); ${NATIVE_LOG_HINT}`,
+  );
 }
 
 function toStat(s: NativeStat): Stat {
@@ -151,7 +212,10 @@ export class NativeTransport implements Transport {
    * when the connection drops.
    */
   lastHeardAt = 0;
-  readonly lastConnectError: Error | undefined = undefined;
+  /** Why the last connection attempt failed, since the last connection. */
+  private connectError: Error | undefined;
+  /** The connection attempt under way, as last seen; see `observeAttempt`. */
+  private attempt: Attempt | undefined;
 
   constructor(private readonly options: TransportOptions) {
     this.session = {
@@ -160,12 +224,17 @@ export class NativeTransport implements Transport {
       timeoutMs: 0,
     };
     this.native = this.openHandle();
-    this.nudge();
+    // The first look comes soon, so that a first attempt that fails at once is reported at once.
+    this.nudge(100);
   }
 
-  /** The session id as the binding prints it, for logs. */
-  private get idHex(): string {
-    return this.session.id.toString(16);
+  /** Our session for logs: its id as ZooKeeper prints it, or that there is none yet. */
+  private get who(): string {
+    return this.session.id === 0n ? 'without a session yet' : `of session 0x${this.session.id.toString(16)}`;
+  }
+
+  get lastConnectError(): Error | undefined {
+    return this.connectError;
   }
 
   /**
@@ -176,21 +245,52 @@ export class NativeTransport implements Transport {
    * timeout at two thirds, the next attempt came when the server expired the session, so a
    * session whose network healed at once was lost anyway. A handle whose C client has no socket
    * and no attempt under way (state 0) is replaced by one attaching to the same session, which
-   * tries at once. Watches go with it, as in `replaceHandle`.
+   * tries at once. Watches go with it, as in `replaceHandle`. Without a session the same holds: a
+   * client started before its server waited as long for its next attempt, and one whose hosts did
+   * not resolve never tried again.
    */
-  private nudge(): void {
+  private nudge(inMs?: number): void {
     clearTimeout(this.nudgeTimer);
-    const everyMs = Math.min(1_000, Math.max(100, Math.round((this.session.timeoutMs || this.options.sessionTimeoutMs) / 20)));
+    const everyMs = inMs ?? Math.min(1_000, Math.max(100, Math.round((this.session.timeoutMs || this.options.sessionTimeoutMs) / 20)));
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = undefined;
       if (this.closed || this.live) return;
-      if (this.opened && this.session.id !== 0n && this.native.state === 0) {
-        log('handle of session 0x%s has no connection attempt under way; replacing it', this.idHex);
-        this.replaceHandle();
+      if (this.opened) {
+        const state = this.native.state;
+        this.observeAttempt(state);
+        if (state === 0) {
+          if (this.session.id !== 0n) log('handle %s has no connection attempt under way; replacing it', this.who);
+          this.replaceHandle();
+        }
       }
       this.nudge();
     }, everyMs);
     this.nudgeTimer.unref();
+  }
+
+  /**
+   * Follows the C client's connection attempts through its state, sampled while there is no
+   * connection: an attempt that ends without a connection (state 0 again) is reported as the
+   * transport's `lastConnectError` and with a 'connecting' event, so that timeouts and debug lines
+   * say what happened. A short attempt may pass unseen between two samples; the next one is seen.
+   */
+  private observeAttempt(state: number): void {
+    const now = performance.now();
+    if (state === CONNECTING_STATE || state === ASSOCIATING_STATE) {
+      this.attempt ??= { startedAt: now, reachedServer: false };
+      if (state === ASSOCIATING_STATE) this.attempt.reachedServer = true;
+      return;
+    }
+    if (state !== 0 || this.attempt === undefined) return;
+    const attempt = this.attempt;
+    this.attempt = undefined;
+    this.failedToConnect(attemptFailure(attempt, now, this.session.timeoutMs || this.options.sessionTimeoutMs));
+  }
+
+  /** Records why a connection attempt failed and tells the listeners (on a fresh turn of the event loop: we are called from one). */
+  private failedToConnect(err: Error): void {
+    this.connectError = err;
+    this.events.emit('connecting', err);
   }
 
   /**
@@ -219,8 +319,16 @@ export class NativeTransport implements Transport {
     this.opening = new Promise((resolve) =>
       setImmediate(() => {
         if (this.closed || native !== this.native) return;
-        native.init(config);
+        // The binding returns the handle, or an Error (it does not throw) when the C client's init
+        // fails; an Error of the main realm, so not `instanceof Error` under a vm context (Jest).
+        const initialised: unknown = native.init(config);
         this.opened = true;
+        if (initialised !== native) {
+          this.attempt = undefined;
+          this.failedToConnect(initFailure(initialised as { code?: string; message?: string }, this.options.connectString));
+        } else {
+          this.attempt = { startedAt: performance.now(), reachedServer: native.state === ASSOCIATING_STATE };
+        }
         resolve();
       }),
     );
@@ -276,7 +384,7 @@ export class NativeTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
-    log('closing handle of session 0x%s', this.idHex);
+    log('closing handle %s', this.who);
     // A handle not yet initialised has nothing to close.
     if (!this.opened) return;
     const native = this.native;
@@ -322,12 +430,15 @@ export class NativeTransport implements Transport {
         this.lastHeardAt = performance.now();
         this.session = { id: sessionIdFromHex(native.client_id), password: normalizePassword(native.client_password), timeoutMs: native.timeout };
         this.live = true;
+        this.connectError = undefined;
+        this.attempt = undefined;
         clearTimeout(this.nudgeTimer);
         tell(() => this.events.emit('connected'));
         return;
       case 'connecting':
         if (!this.live) return;
         this.live = false;
+        this.attempt = undefined;
         // The C client gives a connection up after two thirds of the session timeout without
         // hearing from the server, so it heard from it at most that long ago.
         this.lastHeardAt = Math.max(this.lastHeardAt, performance.now() - (this.session.timeoutMs * 2) / 3);
@@ -340,7 +451,7 @@ export class NativeTransport implements Transport {
         clearTimeout(this.nudgeTimer);
         const reason: CloseReason =
           arg === EXPIRED_STATE ? 'expired' : arg === AUTH_FAILED_STATE ? 'authFailed' : 'closed';
-        log('handle of session 0x%s closed: %s', this.idHex, reason);
+        log('handle %s closed: %s', this.who, reason);
         tell(() => this.events.emit('closed', reason));
         return;
       }
@@ -400,7 +511,7 @@ export class NativeTransport implements Transport {
    * reconnects when the binding next looks at it.
    */
   private onDroppedDuringCall(path: string): void {
-    log('connection of session 0x%s dropped while sending to %s; replacing the handle', this.idHex, path);
+    log('connection %s dropped while sending to %s; replacing the handle', this.who, path);
     this.live = false;
     if (!this.closed) {
       this.replaceHandle();

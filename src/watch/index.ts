@@ -1,4 +1,4 @@
 /** ZooKeeper's watching idiom, written once. */
 export { NodeWatch, type NodeData } from './NodeWatch';
 export { ChildrenWatch, type NodeChildren } from './ChildrenWatch';
-export type { NodeWatchOptions, WatchListener } from './Watch';
+export type { Watch, NodeWatchOptions, WatchListener } from './Watch';

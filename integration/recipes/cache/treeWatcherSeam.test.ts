@@ -1,5 +1,5 @@
 /**
- * The seam a persistent recursive watch will plug into: a tree watcher that reports paths without
+ * The seam the persistent recursive watch plugs into: a tree watcher that reports paths without
  * data, and asks for rebuilds. Driven here by hand against a real server, it proves the cache's
  * own reads: a reported path is read, a deletion drops the node, a rebuild reads the whole tree
  * and reports only the differences.

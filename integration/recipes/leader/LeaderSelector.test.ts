@@ -211,11 +211,12 @@ describe('LeaderSelector', () => {
     const sel = selector(client, { id: 's', autoRequeue: true, takeLeadership: s.takeLeadership });
     await startInOrder(holderClient, sHolder, sel);
     await log.next('holder', 'isLeader');
-    // Once S watches the holder's node, its win will be proven by a read of the parent.
+    // Once S watches the holder's node, it wins on its deletion, and then reads its own node to
+    // check it is still its own before it leads.
     await eventually('S to watch the holder', () => traced.replies.some((r) => r.startsWith(`getData ${path}/`)));
 
-    // The read that proves S won is answered, and held back from S until its session is gone.
-    const win = traced.holdNext('exists', path);
+    // That read is answered, and held back from S until its session is gone.
+    const win = traced.holdNext('exists', (p) => p.startsWith(`${path}/`));
     holder.release();
     await win.reached;
     const mark = states.mark();

@@ -3,7 +3,7 @@ import { FaultProxy, TestingServer } from '../../../src/testing';
 import { aborted, Clients, StateRecorder, randomRoot, timing } from '../../helpers';
 
 /** The slack a bound may overrun by: timers and the event loop, on a loaded 2-core machine. */
-const SLACK_MS = timing(750);
+const SLACK_MS = timing(1_000);
 
 type Fault = 'killed' | 'paused' | 'blackholed';
 

@@ -7,10 +7,11 @@
  */
 import { DistributedQueue } from '../../../recipes/queue';
 import { ZkClient } from '../../../src';
+import { TEST_TRANSPORT } from '../../helpers';
 
 async function main(): Promise<void> {
   const [connectString, path, lockPath, sessionTimeoutMs] = process.argv.slice(2);
-  const client = new ZkClient({ connectString, sessionTimeoutMs: Number(sessionTimeoutMs) });
+  const client = new ZkClient({ connectString, sessionTimeoutMs: Number(sessionTimeoutMs), transport: TEST_TRANSPORT });
   client.start();
   await client.blockUntilConnected({ timeoutMs: 30_000 });
   const queue = new DistributedQueue<string>(client, path, { lockPath });

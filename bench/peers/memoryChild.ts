@@ -1,0 +1,56 @@
+/**
+ * A process of its own for the `memory` scenario: opens N sessions on one transport, one ZkClient
+ * each, and prints one JSON line with the process's memory before and after (each taken after
+ * full garbage collections), so the growth per session can be read off.
+ *
+ * Usage: node --expose-gc -r ts-node/register/transpile-only memoryChild.ts <connectString> <protocol|native> <sessions>
+ */
+import { ZkClient } from '../../src';
+import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
+
+async function settle(): Promise<NodeJS.MemoryUsage> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with --expose-gc');
+  for (let i = 0; i < 4; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return process.memoryUsage();
+}
+
+async function open(connectString: string, transport: TransportName, n: number): Promise<ZkClient[]> {
+  const clients: ZkClient[] = [];
+  // In batches, so the server is not asked for a thousand sessions at once.
+  for (let i = 0; i < n; i += 100) {
+    const batch = Array.from({ length: Math.min(100, n - i) }, () => new ZkClient({ connectString, sessionTimeoutMs: 30_000, transport }));
+    for (const c of batch) c.start();
+    for (const c of batch) await c.blockUntilConnected({ timeoutMs: 60_000 });
+    clients.push(...batch);
+  }
+  return clients;
+}
+
+/** Sessions opened before the measurement: they load and warm up everything a session uses, and take up the slack the loading left in the heap, so that what grows after is the sessions'. */
+const WARM_UP_SESSIONS = 200;
+
+async function main(): Promise<void> {
+  const [connectString, transport, sessions] = process.argv.slice(2);
+  const n = Number(sessions);
+  transportFactory(transport as TransportName);
+  const warm = await open(connectString, transport as TransportName, WARM_UP_SESSIONS);
+  await Promise.all(warm.map((c) => c.exists('/')));
+  const before = await settle();
+  const clients = await open(connectString, transport as TransportName, n);
+  await Promise.all(clients.map((c) => c.exists('/')));
+  const after = await settle();
+  process.stdout.write(`${JSON.stringify({ before, after })}\n`);
+  await Promise.all([...warm, ...clients].map((c) => c.close()));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,58 @@
+/**
+ * The bugs the chaos suite found, each with the schedule that showed it and the deterministic
+ * test that now guards it. `npm run chaos:regressions` replays every schedule (one after the
+ * other, about a minute each) and fails when any shows a violation again. The schedules depend on
+ * timing, so a replay may pass without reaching the bug's window: the deterministic tests are the
+ * ones CI relies on; the replays are for a machine that has the time.
+ */
+import { spawnSync } from 'node:child_process';
+
+export interface Regression {
+  readonly bug: string;
+  /** Options of `npm run chaos --`. */
+  readonly args: readonly string[];
+  /** The test that fails without the fix. */
+  readonly test: string;
+}
+
+export const REGRESSIONS: readonly Regression[] = [
+  {
+    bug: 'a queue lock node left behind when its create was retried into a new session and the item was gone',
+    args: ['--quick', '--seed', '71', '--faults', 'expire-session'],
+    test: 'integration/recipes/queue/queueFaults.test.ts: a lock-safe claim whose lock create is retried into a new session…',
+  },
+  {
+    bug: 'a queue lock node left behind after a worker froze past its session',
+    args: ['--quick', '--seed', '4', '--faults', 'pause-worker'],
+    test: 'integration/recipes/queue/queueFaults.test.ts: a lock-safe claim whose lock create is retried into a new session…',
+  },
+  {
+    bug: 'a semaphore lease handed out already lost (a drop while the internal mutex was released)',
+    args: ['--duration', '180', '--seed', '11'],
+    test: 'integration/recipes/locks/lostOnWin.test.ts',
+  },
+  {
+    bug: 'acquire({ timeoutMs }) ending only after a reconnect, past its bound',
+    args: ['--duration', '180', '--seed', '11', '--faults', 'cut-worker'],
+    test: 'integration/recipes/locks/timeLimits.test.ts',
+  },
+  {
+    bug: 'expireSession aborting its process (the native close)',
+    args: ['--quick', '--seed', '1601', '--faults', 'expire-session'],
+    test: 'integration/testing/faults.test.ts, integration/recipes/leader/LeaderLatch.test.ts (RECONNECTED … after LOST)',
+  },
+];
+
+if (require.main === module) {
+  const transport = process.argv.includes('--transport') ? ['--transport', process.argv[process.argv.indexOf('--transport') + 1]] : [];
+  let failed = 0;
+  for (const r of REGRESSIONS) {
+    process.stderr.write(`[chaos:regressions] ${r.bug}\n  npm run chaos -- ${[...r.args, ...transport].join(' ')}\n`);
+    const run = spawnSync('node', ['-r', 'ts-node/register/transpile-only', 'chaos/run.ts', ...r.args, ...transport], { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (run.status !== 0) {
+      failed++;
+      process.stderr.write(`[chaos:regressions] violations again (exit ${run.status}); its test: ${r.test}\n`);
+    }
+  }
+  process.exit(failed > 0 ? 1 : 0);
+}

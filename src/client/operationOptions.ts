@@ -1,0 +1,84 @@
+/** The options and results of the client's operations. */
+import type { ConnectionState } from './ConnectionState';
+import type { Session } from './Session';
+import type { CreateMode, Stat, Watcher } from '../transport/Transport';
+
+export interface OperationOptions {
+  /** Aborts the wait; the operation rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+export interface CreateOptions extends OperationOptions {
+  /** Node data; the client's `defaultData` (its `id`, `<hostname>:<pid>` by default) when omitted. */
+  data?: Buffer | Uint8Array | string;
+  /** Default 'PERSISTENT'. */
+  mode?: CreateMode;
+  /** Time to live, for the TTL modes only. */
+  ttlMs?: number;
+  /** Create missing parents: 'container' (Curator's creatingParentContainersIfNeeded) or 'persistent' (creatingParentsIfNeeded). */
+  createParents?: 'container' | 'persistent';
+  /**
+   * Curator's protection: the node's name gets the prefix `_c_<uuid>-`, so that after a connection
+   * loss during the create the client finds its own node again instead of creating a second one.
+   */
+  protected?: boolean;
+}
+
+export interface DeleteOptions extends OperationOptions {
+  /** Expected version; -1 (the default) matches any. */
+  version?: number;
+  /** Delete the children first, recursively. */
+  recursive?: boolean;
+  /** On a connection problem, keep retrying in the background until done or the session ends. The call still rejects. */
+  guaranteed?: boolean;
+  /** Resolve instead of rejecting when the node does not exist. */
+  quietly?: boolean;
+}
+
+export interface WatchOptions extends OperationOptions {
+  /**
+   * One-shot watch: called once with the next event on the node, or with 'sessionLost' when the
+   * session ends. On the native transport it can also be called with 'notWatching' when the watch
+   * could not be kept (the session lives on): read again, and watch anew.
+   */
+  watcher?: Watcher;
+  /**
+   * Read only in this session: once it has ended, reject with SessionLostError instead of retrying
+   * in the next one. For reads whose meaning rests on an ephemeral node or a watch of that session:
+   * a watch a retry set in a new session would wait on behalf of a node that went with the old one.
+   */
+  session?: Session;
+}
+
+export interface SetDataOptions extends OperationOptions {
+  version?: number;
+}
+
+export interface BlockUntilConnectedOptions extends OperationOptions {
+  /** Reject with ConnectionTimeoutError after this long; undefined waits as long as it takes. */
+  timeoutMs?: number;
+}
+
+/** What `createAndListParent` resolves to. */
+export interface CreatedAndListed {
+  /** The new node's path, relative to the namespace. */
+  path: string;
+  /** The parent's children right after the create, unsorted; they include the new node. */
+  children: string[];
+  /** The parent's stat from the same read: `pzxid` is the zxid of its latest child change. */
+  parentStat: Stat;
+  /** The session the node was created in: for an ephemeral node, its owner. */
+  session: Session;
+  /** The new node's stat, when the transport returns it with the create (the protocol transport does). */
+  stat?: Stat;
+}
+
+export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
+
+/** The events of a ZkClient. */
+export interface ZkClientEvents {
+  /** The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in order. */
+  stateChanged: [state: ConnectionState, previous: ConnectionState | undefined];
+  /** `close()` was called: the session has ended, and recipes built on the client stop. Once. */
+  closed: [];
+}

@@ -1,0 +1,25 @@
+import { ZkError } from '../errors';
+
+/**
+ * What was wrong with the bytes:
+ * - 'frameTooLarge': a frame's length prefix is over the limit (the client's jute.maxbuffer);
+ * - 'malformed': a negative length, or a record that does not fit its frame or breaks its schema;
+ * - 'truncated': the connection ended inside a frame;
+ * - 'unexpectedReply': a well-formed reply that answers no request, or answers out of order.
+ */
+export type ProtocolErrorKind = 'frameTooLarge' | 'malformed' | 'truncated' | 'unexpectedReply';
+
+/**
+ * The server sent bytes the client cannot trust. The connection is dropped and established again,
+ * as after a network error; callers only see it as the `cause` of a CONNECTIONLOSS. A library
+ * error: zk-recipes found it, the server did not answer with it.
+ */
+export class ProtocolError extends ZkError {
+  override name = 'ProtocolError';
+  readonly kind: ProtocolErrorKind;
+
+  constructor(kind: ProtocolErrorKind, message: string) {
+    super('PROTOCOL_ERROR', message);
+    this.kind = kind;
+  }
+}

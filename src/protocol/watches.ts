@@ -1,0 +1,220 @@
+/**
+ * The client side of watches, as the Java client's ZKWatchManager keeps them: per kind, the
+ * watchers of each server path. The server keeps one watch per path and kind for the connection
+ * and sends one notification; the registry turns it into a call of every local watcher registered
+ * for that path and kind.
+ */
+import type { Watcher, WatcherKind } from '../transport/Transport';
+import { EventType } from './opcodes';
+
+/**
+ * Where a watcher is kept: 'data' (getData, or exists on a node that was there), 'exist' (exists
+ * on a missing node), 'child' (getChildren), and the persistent kinds (addWatch).
+ */
+export type WatchTable = 'data' | 'exist' | 'child' | 'persistent' | 'persistentRecursive';
+
+const TABLES: readonly WatchTable[] = ['data', 'exist', 'child', 'persistent', 'persistentRecursive'];
+
+/** Which tables a removeWatches / checkWatches kind covers (Watcher.WatcherType). */
+const TABLES_OF_KIND: Readonly<Record<WatcherKind, readonly WatchTable[]>> = Object.freeze({
+  children: ['child'],
+  data: ['data', 'exist'],
+  persistent: ['persistent'],
+  persistentRecursive: ['persistentRecursive'],
+  any: TABLES,
+});
+
+/**
+ * The local tables whose watchers rely on the server's watch that removeWatches of `kind` removes:
+ * the server keeps exists and getData watches in one table, children watches in another, and
+ * (before 3.9) persistent ones in both.
+ */
+const SERVER_TABLES_OF_KIND: Readonly<Record<WatcherKind, readonly WatchTable[]>> = Object.freeze({
+  data: ['data', 'exist', 'persistent', 'persistentRecursive'],
+  children: ['child', 'persistent', 'persistentRecursive'],
+  persistent: ['persistent'],
+  persistentRecursive: ['persistentRecursive'],
+  any: TABLES,
+});
+
+/** '/a/b/c', '/a/b', '/a', '/': the path and every ancestor. */
+function* selfAndAncestors(path: string): Generator<string> {
+  let p = path;
+  for (;;) {
+    yield p;
+    if (p === '/') return;
+    const slash = p.lastIndexOf('/');
+    p = slash <= 0 ? '/' : p.slice(0, slash);
+  }
+}
+
+const NONE: ReadonlyMap<string, Set<Watcher>> = new Map();
+
+export class WatchRegistry {
+  /** Made on first use: most sessions keep few kinds of watch, and a thousand sessions add up. */
+  private readonly maps: Partial<Record<WatchTable, Map<string, Set<Watcher>>>> = {};
+
+  /** A table, read-only when it has never been used. */
+  private table(table: WatchTable): ReadonlyMap<string, Set<Watcher>> {
+    return this.maps[table] ?? NONE;
+  }
+
+  /** Keeps `watcher` for `path` in `table`. The same watcher twice on one path and table is kept once. */
+  add(table: WatchTable, path: string, watcher: Watcher): void {
+    const map = (this.maps[table] ??= new Map());
+    let set = map.get(path);
+    if (set === undefined) map.set(path, (set = new Set()));
+    set.add(watcher);
+  }
+
+  /**
+   * The watchers a server notification fires, the one-shot ones removed on the way (the Java
+   * client's materialize):
+   * - created, changed: data and exist watchers of the path;
+   * - children changed: child watchers of the path;
+   * - deleted: data, exist and child watchers of the path;
+   * - each of them also: persistent watchers of the path, and persistent recursive watchers of the
+   *   path and its ancestors (not for children changed: recursive watches promise no child events).
+   */
+  materialize(type: number, path: string): Set<Watcher> {
+    const result = new Set<Watcher>();
+    const take = (table: WatchTable) => {
+      const set = this.maps[table]?.get(path);
+      if (set === undefined) return;
+      this.maps[table]?.delete(path);
+      for (const w of set) result.add(w);
+    };
+    switch (type) {
+      case EventType.nodeCreated:
+      case EventType.nodeDataChanged:
+        take('data');
+        take('exist');
+        break;
+      case EventType.nodeChildrenChanged:
+        take('child');
+        break;
+      case EventType.nodeDeleted:
+        take('data');
+        take('exist');
+        take('child');
+        break;
+      default:
+        return result;
+    }
+    for (const w of this.table('persistent').get(path) ?? []) result.add(w);
+    const recursive = this.table('persistentRecursive');
+    if (type !== EventType.nodeChildrenChanged && recursive.size > 0) {
+      for (const p of selfAndAncestors(path)) {
+        for (const w of recursive.get(p) ?? []) result.add(w);
+      }
+    }
+    return result;
+  }
+
+  /** Whether `path` has a watcher of `kind` (`watcher` itself, when given). */
+  contains(path: string, kind: WatcherKind, watcher?: Watcher): boolean {
+    return TABLES_OF_KIND[kind].some((table) => {
+      const set = this.table(table).get(path);
+      return set !== undefined && (watcher === undefined ? set.size > 0 : set.has(watcher));
+    });
+  }
+
+  /**
+   * Whether a watcher other than `watcher` relies on the server's watch on `path` that a
+   * removeWatches of `kind` would remove.
+   */
+  othersNeed(path: string, kind: WatcherKind, watcher: Watcher): boolean {
+    return SERVER_TABLES_OF_KIND[kind].some((table) => {
+      const set = this.table(table).get(path);
+      return set !== undefined && (set.size > 1 || !set.has(watcher));
+    });
+  }
+
+  /** Removes the watchers of `kind` on `path` (only `watcher`, when given); returns those removed, each once. */
+  remove(path: string, kind: WatcherKind, watcher?: Watcher): Watcher[] {
+    const removed = new Set<Watcher>();
+    for (const table of TABLES_OF_KIND[kind]) {
+      const map = this.maps[table];
+      const set = map?.get(path);
+      if (map === undefined || set === undefined) continue;
+      if (watcher === undefined) {
+        for (const w of set) removed.add(w);
+        map.delete(path);
+      } else if (set.delete(watcher)) {
+        removed.add(watcher);
+        if (set.size === 0) map.delete(path);
+      }
+    }
+    return [...removed];
+  }
+
+  /** The paths with watchers in `table`, for SetWatches. */
+  paths(table: WatchTable): string[] {
+    return [...this.table(table).keys()];
+  }
+
+  get isEmpty(): boolean {
+    return TABLES.every((t) => this.table(t).size === 0);
+  }
+
+  /** Whether any persistent watch is kept (then SetWatches2 is needed to restore them). */
+  get hasPersistent(): boolean {
+    return this.table('persistent').size > 0 || this.table('persistentRecursive').size > 0;
+  }
+
+  /** Forgets every watcher (the session has ended). */
+  clear(): void {
+    for (const t of TABLES) delete this.maps[t];
+  }
+}
+
+/** The most path characters in one SetWatches request, as the Java client batches them (128 KB). */
+export const SET_WATCHES_MAX_CHARS = 128 * 1024;
+
+/** One SetWatches (or SetWatches2) request re-registering watches after a reconnect. */
+export interface WatchBatch {
+  /** True when the batch holds persistent watches: it needs SetWatches2 (3.6+ servers). */
+  readonly persistent: boolean;
+  readonly dataWatches: string[];
+  readonly existWatches: string[];
+  readonly childWatches: string[];
+  readonly persistentWatches: string[];
+  readonly persistentRecursiveWatches: string[];
+}
+
+/**
+ * The registry's paths cut into batches of about `maxChars` path characters (a batch may pass it
+ * by its last path), in the Java client's order: data, exist, child, persistent, persistent
+ * recursive. Empty when there is no watch.
+ */
+export function watchBatches(registry: WatchRegistry, maxChars = SET_WATCHES_MAX_CHARS): WatchBatch[] {
+  const queues: Array<[WatchTable, string[]]> = TABLES.map((t) => [t, registry.paths(t)]);
+  const batches: WatchBatch[] = [];
+  let q = 0;
+  let i = 0;
+  while (q < queues.length) {
+    const lists: Record<WatchTable, string[]> = { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+    let chars = 0;
+    while (chars < maxChars && q < queues.length) {
+      const [table, paths] = queues[q];
+      if (i >= paths.length) {
+        q++;
+        i = 0;
+        continue;
+      }
+      lists[table].push(paths[i]);
+      chars += paths[i].length;
+      i++;
+    }
+    if (chars === 0) break;
+    batches.push({
+      persistent: lists.persistent.length > 0 || lists.persistentRecursive.length > 0,
+      dataWatches: lists.data,
+      existWatches: lists.exist,
+      childWatches: lists.child,
+      persistentWatches: lists.persistent,
+      persistentRecursiveWatches: lists.persistentRecursive,
+    });
+  }
+  return batches;
+}
