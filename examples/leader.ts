@@ -15,6 +15,11 @@ import { LeaderLatch, ZkClient, observeLeader, type LeaderInfo } from 'zk-recipe
 import { TestingServer } from 'zk-recipes/testing';
 
 const PATH = '/examples/leader';
+
+interface PromiseWithResolversLike {
+  promise: Promise<void>;
+  resolve: () => void;
+}
 /** Failover after a crash takes this long; short for the example (see the README on choosing it). */
 const SESSION_TIMEOUT_MS = 3_000;
 
@@ -31,7 +36,10 @@ async function candidate(connectString: string, name: string): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  latch.on('isLeader', () => console.log(`  ${name}: I lead`));
+  latch.on('isLeader', () => {
+    console.log(`  ${name}: I lead`);
+    process.send?.('leading');
+  });
   latch.on('notLeader', () => console.log(`  ${name}: I no longer lead`));
   client.start();
   await client.blockUntilConnected({ timeoutMs: 10_000 });
@@ -47,15 +55,26 @@ async function main(): Promise<void> {
     observer.start();
     await observer.blockUntilConnected({ timeoutMs: 10_000 });
     const leaders = observeLeader(observer, PATH, { signal: stopObserving.signal });
+    /** Per candidate: resolved once it says it leads. */
+    const said = new Map<ChildProcess, PromiseWithResolversLike>();
+    // The next leader, as the observer sees it and as the candidate itself says (so that its
+    // lines come before ours).
     const nextLeader = async (): Promise<LeaderInfo> => {
       for (;;) {
         const { value } = await leaders.next();
-        if (value) return value;
+        if (!value) continue;
+        const child = candidates.get(value.id);
+        if (child) await said.get(child)?.promise;
+        return value;
       }
     };
 
     for (const name of ['candidate-1', 'candidate-2', 'candidate-3']) {
-      candidates.set(name, fork(__filename, ['candidate', server.connectString, name]));
+      const child = fork(__filename, ['candidate', server.connectString, name]);
+      candidates.set(name, child);
+      let resolve!: () => void;
+      said.set(child, { promise: new Promise<void>((r) => (resolve = r)), resolve });
+      child.on('message', () => said.get(child)?.resolve());
     }
     const first = await nextLeader();
     console.log(`${first.id} leads`);

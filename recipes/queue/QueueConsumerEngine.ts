@@ -247,7 +247,7 @@ export class QueueConsumerEngine<T> {
     this.handled.add(name);
     let data: Buffer | undefined;
     try {
-      data = await this.items.takeAtMostOnce(name);
+      data = await this.items.takeAtMostOnce(name, this.closingController.signal);
     } catch (err) {
       // Unknown outcome: try again later (if our delete did happen, the item is gone: at most once).
       this.handled.delete(name);
@@ -262,7 +262,7 @@ export class QueueConsumerEngine<T> {
     this.handled.add(name);
     let lock: ItemLock | 'exists' | 'noParent';
     try {
-      lock = await this.items.lock(name);
+      lock = await this.items.lock(name, this.closingController.signal);
       if (lock === 'exists') lock = await this.waitForLock(name);
     } catch (err) {
       this.handled.delete(name);
@@ -280,7 +280,7 @@ export class QueueConsumerEngine<T> {
     }
     let data: Buffer | undefined;
     try {
-      data = await this.items.read(name);
+      data = await this.items.read(name, this.closingController.signal);
     } catch (err) {
       await this.items.releaseLock(lock);
       this.handled.delete(name);
@@ -387,8 +387,8 @@ export class QueueConsumerEngine<T> {
       this.leaveInQueue(name);
     } else if (outcome === 'failed' && this.s.errorMode === 'requeue') {
       try {
-        const requeued = await this.items.requeue(name, this.s.order.requeuePrefix(name), flight.data);
-        if (metrics.queue.hasSubscribers) metrics.queue.publish({ path: this.s.path, event: 'requeued', node: nodeName(requeued), items: flight.items });
+        const requeued = await this.items.requeue(name, this.s.order.requeuePrefix(name), flight.data, lock.session.signal);
+        if (requeued !== undefined && metrics.queue.hasSubscribers) metrics.queue.publish({ path: this.s.path, event: 'requeued', node: nodeName(requeued), items: flight.items });
       } catch (err) {
         this.s.report(err, name);
         this.leaveInQueue(name);
@@ -408,7 +408,7 @@ export class QueueConsumerEngine<T> {
    */
   private async deleteThenRelease(name: string, lock: ItemLock): Promise<void> {
     try {
-      await this.items.deleteItem(name, this.closingController.signal);
+      if (await this.items.deleteItem(name, this.closingController.signal, lock)) return;
     } catch (err) {
       this.s.report(err, name);
       this.leaveInQueue(name);

@@ -1,6 +1,7 @@
 import debug from 'debug';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
+import { TransactionError } from '../../src/client/Transaction';
 import { isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
 import { isRetryableError } from '../../src/retry';
@@ -16,6 +17,8 @@ export interface ItemLock {
 /**
  * The operations on one queue's item nodes and lock nodes, each a few requests: read, take, lock,
  * requeue, delete, release. They carry no state of their own; the consumer engine decides when.
+ * The claim operations (read, take, lock) take the consumer's closing signal: a close ends their
+ * retries. A lock node whose create was cut off that way is EPHEMERAL, and goes with the session.
  */
 export class QueueItems {
   constructor(
@@ -33,9 +36,9 @@ export class QueueItems {
   }
 
   /** The item's data; undefined when it is gone (consumed by another consumer). */
-  async read(name: string): Promise<Buffer | undefined> {
+  async read(name: string, signal?: AbortSignal): Promise<Buffer | undefined> {
     try {
-      return (await this.client.getData(this.itemPath(name))).data;
+      return (await this.client.getData(this.itemPath(name), { signal })).data;
     } catch (err) {
       if (isZkError(err, 'NONODE')) return undefined;
       throw err;
@@ -47,11 +50,11 @@ export class QueueItems {
    * ours; undefined when another consumer got it first. At most once: after an unknown outcome the
    * item may be gone unhandled.
    */
-  async takeAtMostOnce(name: string): Promise<Buffer | undefined> {
+  async takeAtMostOnce(name: string, signal?: AbortSignal): Promise<Buffer | undefined> {
     const itemPath = this.itemPath(name);
     try {
-      const { data, stat } = await this.client.getData(itemPath);
-      await this.client.delete(itemPath, { version: stat.version });
+      const { data, stat } = await this.client.getData(itemPath, { signal });
+      await this.client.delete(itemPath, { version: stat.version, signal });
       return data;
     } catch (err) {
       if (isZkError(err, 'NONODE') || isZkError(err, 'BADVERSION')) return undefined;
@@ -64,10 +67,10 @@ export class QueueItems {
    * stands there (another consumer's, or ours after a create retried across a lost reply: the
    * caller looks), 'noParent' when the lock path is missing.
    */
-  async lock(name: string): Promise<ItemLock | 'exists' | 'noParent'> {
+  async lock(name: string, signal?: AbortSignal): Promise<ItemLock | 'exists' | 'noParent'> {
     const node = this.lockNode(name);
     try {
-      await this.client.create(node, { mode: 'EPHEMERAL' });
+      await this.client.create(node, { mode: 'EPHEMERAL', signal });
     } catch (err) {
       if (isZkError(err, 'NONODE')) return 'noParent';
       if (isZkError(err, 'NODEEXISTS')) return 'exists';
@@ -78,27 +81,56 @@ export class QueueItems {
   }
 
   /**
-   * Puts a failed item back as a new node at the end of its order, under `prefix`: created first,
-   * then the old one deleted, so a crash in between repeats the item rather than losing it (the
-   * new name is the order's prefix, never the old name plus more: CURATOR-56). Resolves with the
-   * new node's name.
+   * Puts a failed item back as a new node at the end of its order, under `prefix` (the new name is
+   * the order's prefix, never the old name plus more: CURATOR-56). Resolves with the new node's name.
+   * - Where the transport has multi (the protocol transport): the create and the delete of the old
+   *   node are one transaction, so a crash can neither lose the item nor leave it twice. A commit
+   *   retried after a lost reply finds the old node gone (NONODE, nothing done): the first went in.
+   * - Else: created first, then the old one deleted, so a crash in between repeats the item rather
+   *   than losing it.
+   * `signal` (the lock's session's) ends the retries: once our lock is gone, another consumer may
+   * hold the item, and a requeued copy would be a second one.
    */
-  async requeue(name: string, prefix: string, data: Buffer): Promise<string> {
-    const created = await this.client.create(joinPath(this.path, prefix), { mode: 'PERSISTENT_SEQUENTIAL', data });
+  async requeue(name: string, prefix: string, data: Buffer, signal: AbortSignal): Promise<string | undefined> {
+    const newPath = joinPath(this.path, prefix);
+    if (this.client.supports('multi')) {
+      try {
+        const [created] = await this.client.transaction().create(newPath, { mode: 'PERSISTENT_SEQUENTIAL', data }).delete(this.itemPath(name)).commit({ signal });
+        log('%s: %s requeued as %s (one transaction)', this.path, name, created.path);
+        return created.path;
+      } catch (err) {
+        if (err instanceof TransactionError && err.failedIndex === 1 && err.failedCode === 'NONODE') return undefined;
+        throw err;
+      }
+    }
+    const created = await this.client.create(newPath, { mode: 'PERSISTENT_SEQUENTIAL', data, signal });
     log('%s: %s requeued as %s', this.path, name, created);
-    await this.client.delete(this.itemPath(name), { quietly: true });
+    await this.client.delete(this.itemPath(name), { quietly: true, signal });
     return created;
   }
 
   /**
-   * Deletes a finished item, and tries again across connection problems until it is gone or `until`
-   * aborts (the first try is made either way). Rejects with the error that stopped it.
+   * Deletes a handled item, and tries again across connection problems until it is gone or `until`
+   * aborts (the first try is made either way). Rejects with the error that stopped it. Where the
+   * transport has multi and `lock` is held in a live session, the item and the lock node go in one
+   * transaction (one round trip, and no lock node left behind); resolves true when the lock went
+   * with it.
    */
-  async deleteItem(name: string, until: AbortSignal): Promise<void> {
+  async deleteItem(name: string, until: AbortSignal, lock?: ItemLock): Promise<boolean> {
     for (;;) {
       try {
+        if (lock !== undefined && !lock.session.isEnded && this.client.supports('multi')) {
+          try {
+            await this.client.transaction().delete(this.itemPath(name)).delete(lock.node).commit();
+            return true;
+          } catch (err) {
+            // The item or the lock node gone (a retried commit whose first went in, or a session
+            // that ended): the plain delete below says which.
+            if (!(err instanceof TransactionError) || err.failedCode !== 'NONODE') throw err;
+          }
+        }
         await this.client.delete(this.itemPath(name), { quietly: true });
-        return;
+        return false;
       } catch (err) {
         if (!isRetryableError(err) || until.aborted) throw err;
         log('%s: deleting %s: %s; trying again once connected', this.path, name, (err as Error).message);
