@@ -83,3 +83,8 @@ export {
 } from './recipes/queue';
 export { SharedCount, type VersionedCount, type SharedCountListener } from './recipes/shared';
 export type { SharedCountEvents } from './recipes/shared/SharedCount';
+// These families' index files list their public names only.
+export * from './recipes/cache';
+export * from './recipes/nodes';
+export * from './recipes/barriers';
+export * from './recipes/atomic';

@@ -1,18 +1,9 @@
-import { EventEmitter } from 'node:events';
-import debug from 'debug';
-import { emitSafely } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { validateBoolean, validateOptions } from '../../src/validate';
+import { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
 import type { ChildData } from './ChildData';
-import { CuratorCache, type CacheWaitOptions } from './CuratorCache';
 
-const log = debug('zk-recipes:cache:node');
-
-/** Options of a NodeCache. */
-export interface NodeCacheOptions {
-  /** Keep the node's data (default), or its stat only. */
-  cacheData?: boolean;
-}
+/** Options of a NodeCache: `cacheData`, keep the node's data (default), or its stat only. */
+export type NodeCacheOptions = CacheBridgeOptions;
 
 /** The events of a NodeCache. */
 export interface NodeCacheEvents {
@@ -39,49 +30,17 @@ export interface NodeCacheEvents {
  * await config.waitForInitialized({ timeoutMs: 10_000 });
  * ```
  */
-export class NodeCache extends EventEmitter<NodeCacheEvents> implements AsyncDisposable {
-  /** The CuratorCache underneath. */
-  readonly cache: CuratorCache;
-
+export class NodeCache extends CacheBridge<NodeCacheEvents> {
   constructor(client: ZkClient, path: string, options: NodeCacheOptions = {}) {
-    super();
-    const o = validateOptions(options, 'options');
-    const cacheData = o.cacheData === undefined ? true : validateBoolean(o.cacheData, 'cacheData');
-    this.cache = new CuratorCache(client, path, { maxDepth: 0, filter: () => (cacheData ? 'data' : 'stat') });
+    super(client, path, options, { maxDepth: 0, keepData: (cacheData) => () => (cacheData ? 'data' : 'stat') });
     const changed = () => this.emitSafely('nodeChanged', this.getCurrentData());
     this.cache.on('created', changed).on('changed', changed).on('deleted', changed);
     this.cache.on('initialized', () => this.emitSafely('initialized'));
     this.cache.on('error', (err) => this.listenerCount('error') > 0 && this.emitSafely('error', err));
   }
 
-  get path(): string {
-    return this.cache.path;
-  }
-
-  /** Starts watching the node. Starts once. */
-  start(): void {
-    this.cache.start();
-  }
-
-  /** As CuratorCache's: resolves once the node has been read. */
-  async waitForInitialized(options?: CacheWaitOptions): Promise<void> {
-    await this.cache.waitForInitialized(options);
-  }
-
   /** The node as held; undefined while it does not exist (or before the first read). */
   getCurrentData(): ChildData | undefined {
     return this.cache.get(this.cache.path);
-  }
-
-  async close(): Promise<void> {
-    await this.cache.close();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
-  private emitSafely<E extends keyof NodeCacheEvents>(event: E, ...args: NodeCacheEvents[E]): void {
-    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
   }
 }

@@ -1,18 +1,9 @@
-import { EventEmitter } from 'node:events';
-import debug from 'debug';
-import { emitSafely } from '../../src/util/events';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { validateBoolean, validateOptions } from '../../src/validate';
+import { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
 import type { ChildData } from './ChildData';
-import { CuratorCache, type CacheWaitOptions } from './CuratorCache';
 
-const log = debug('zk-recipes:cache:children');
-
-/** Options of a PathChildrenCache. */
-export interface PathChildrenCacheOptions {
-  /** Keep the children's data (default), or their stats only (Curator's `cacheData`). */
-  cacheData?: boolean;
-}
+/** Options of a PathChildrenCache: `cacheData`, keep the children's data (default), or their stats only. */
+export type PathChildrenCacheOptions = CacheBridgeOptions;
 
 /** The events of a PathChildrenCache: Curator's PathChildrenCacheEvent types. */
 export interface PathChildrenCacheEvents {
@@ -45,35 +36,16 @@ export interface PathChildrenCacheEvents {
  * await workers.waitForInitialized({ timeoutMs: 10_000 });
  * ```
  */
-export class PathChildrenCache extends EventEmitter<PathChildrenCacheEvents> implements AsyncDisposable {
-  /** The CuratorCache underneath (it also holds the parent, without its data). */
-  readonly cache: CuratorCache;
-
+export class PathChildrenCache extends CacheBridge<PathChildrenCacheEvents> {
+  // The CuratorCache underneath also holds the parent, without its data.
   constructor(client: ZkClient, path: string, options: PathChildrenCacheOptions = {}) {
-    super();
-    const o = validateOptions(options, 'options');
-    const cacheData = o.cacheData === undefined ? true : validateBoolean(o.cacheData, 'cacheData');
-    this.cache = new CuratorCache(client, path, { maxDepth: 1, filter: (p) => (p !== path && cacheData ? 'data' : 'stat') });
+    super(client, path, options, { maxDepth: 1, keepData: (cacheData) => (p) => (p !== path && cacheData ? 'data' : 'stat') });
     const parent = this.cache.path;
     this.cache.on('created', (node) => node.path !== parent && this.emitSafely('childAdded', node));
     this.cache.on('changed', (node, previous) => node.path !== parent && this.emitSafely('childUpdated', node, previous));
     this.cache.on('deleted', (previous) => previous.path !== parent && this.emitSafely('childRemoved', previous));
     this.cache.on('initialized', () => this.emitSafely('initialized', this.getCurrentData()));
     this.cache.on('error', (err) => this.listenerCount('error') > 0 && this.emitSafely('error', err));
-  }
-
-  get path(): string {
-    return this.cache.path;
-  }
-
-  /** Starts watching the children. Starts once. */
-  start(): void {
-    this.cache.start();
-  }
-
-  /** As CuratorCache's: resolves once the children have been read. */
-  async waitForInitialized(options?: CacheWaitOptions): Promise<void> {
-    await this.cache.waitForInitialized(options);
   }
 
   /** The children held, sorted by path. */
@@ -83,17 +55,5 @@ export class PathChildrenCache extends EventEmitter<PathChildrenCacheEvents> imp
   getCurrentData(fullPath?: string): ChildData[] | ChildData | undefined {
     if (fullPath === undefined) return this.cache.children(this.cache.path);
     return fullPath === this.cache.path ? undefined : this.cache.get(fullPath);
-  }
-
-  async close(): Promise<void> {
-    await this.cache.close();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
-  private emitSafely<E extends keyof PathChildrenCacheEvents>(event: E, ...args: PathChildrenCacheEvents[E]): void {
-    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
   }
 }

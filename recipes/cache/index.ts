@@ -5,6 +5,8 @@ export type { ChildData } from './ChildData';
 export type { CacheFilter, CacheFilterDecision, CacheScope } from './CacheScope';
 export type { TreeWatcher, TreeWatcherSink, TreeWatcherFactory } from './TreeWatcher';
 export { OneShotTreeWatcher } from './OneShotTreeWatcher';
+export { PersistentTreeWatcher } from './PersistentTreeWatcher';
 export { CacheTimeoutError } from './errors';
+export { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
 export { NodeCache, type NodeCacheOptions, type NodeCacheEvents } from './NodeCache';
 export { PathChildrenCache, type PathChildrenCacheOptions, type PathChildrenCacheEvents } from './PathChildrenCache';

@@ -1,4 +1,5 @@
-import { attemptFailure, initFailure, normalizePassword, sessionIdFromHex, sessionIdToHex } from './NativeTransport';
+import { attemptFailure, initFailure } from './nativeFailures';
+import { normalizePassword, sessionIdFromHex, sessionIdToHex } from './nativeValues';
 
 describe('session ids and passwords', () => {
   it('round-trip 64-bit session ids exactly, including ids above 2^53 and with the top bit set', () => {

@@ -1,50 +1,23 @@
 /**
- * The one door to the native client: the only module that imports `zookeeper`.
+ * The one door to the native client: with nativeValues (its constants, ids and stats) and
+ * nativeFailures (why a connect failed), the only modules that import `zookeeper`, and they are
+ * loaded only when the native transport is chosen.
  *
- * It turns the binding's snake_case, callback-style calls into the `Transport` interface, its
- * return codes into `ServerError`s, its hex session ids into bigints, and its stats into `Stat`s.
+ * It turns the binding's snake_case, callback-style calls into the `Transport` interface, and its
+ * return codes into `ServerError`s.
  */
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
-import { InvalidArgumentError, serverError, ServerError } from '../errors';
-import type {
-  ACL,
-  CloseReason,
-  CreateMode,
-  Stat,
-  Transport,
-  TransportEvents,
-  TransportOptions,
-  WatchEventType,
-  Watcher,
-} from './Transport';
+import { serverError, ServerError } from '../errors';
+import { attemptFailure, initFailure, type Attempt } from './nativeFailures';
+import { C, CREATE_FLAGS, WATCH_TYPES, normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
+import type { ACL, CloseReason, CreateMode, Stat, Transport, TransportEvents, TransportOptions, WatchEventType, Watcher } from './Transport';
 
 const log = debug('zk-recipes:transport');
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the binding has no usable typings for its native object */
 type NativeHandle = any;
-type NativeStat = any;
-
-const C = (ZooKeeperBinding as any).constants as Record<string, number>;
-
-const CREATE_FLAGS: Readonly<Record<CreateMode, number>> = Object.freeze({
-  PERSISTENT: C.ZOO_PERSISTENT,
-  PERSISTENT_SEQUENTIAL: C.ZOO_PERSISTENT_SEQUENTIAL,
-  EPHEMERAL: C.ZOO_EPHEMERAL,
-  EPHEMERAL_SEQUENTIAL: C.ZOO_EPHEMERAL_SEQUENTIAL,
-  CONTAINER: C.ZOO_CONTAINER,
-  PERSISTENT_WITH_TTL: C.ZOO_PERSISTENT_WITH_TTL,
-  PERSISTENT_SEQUENTIAL_WITH_TTL: C.ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL,
-});
-
-const WATCH_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
-  [C.ZOO_CREATED_EVENT]: 'created',
-  [C.ZOO_DELETED_EVENT]: 'deleted',
-  [C.ZOO_CHANGED_EVENT]: 'changed',
-  [C.ZOO_CHILD_EVENT]: 'child',
-  [C.ZOO_NOTWATCHING_EVENT]: 'notWatching',
-});
 
 const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
 /** Replies that mean the connection or the handle went; see NativeTransport. */
@@ -54,9 +27,6 @@ const CONNECTED_STATE = C.ZOO_CONNECTED_STATE;
 const CONNECTING_STATE = C.ZOO_CONNECTING_STATE;
 /** TCP connected, the session handshake sent: a server took the connection. */
 const ASSOCIATING_STATE = C.ZOO_ASSOCIATING_STATE;
-/** The C client's hint for every failure it does not tell us the reason of. */
-const NATIVE_LOG_HINT = 'ZK_RECIPES_NATIVE_LOG_LEVEL=1 shows the C client\'s own reason';
-
 /**
  * The C client writes its own log to stderr. It is silent by default (zk-recipes logs through
  * `debug`); ZK_RECIPES_NATIVE_LOG_LEVEL=1..4 (error..debug) turns it on for diagnosis. The level
@@ -68,104 +38,12 @@ const AUTH_FAILED_STATE = C.ZOO_AUTH_FAILED_STATE;
 /** How long `close()` waits for a safe moment to close the native handle before it resolves anyway. */
 const CLOSE_WAIT_MS = 1_000;
 
-
 /**
  * The binding closes a handle as "expired" after this many consecutive empty reads from the
  * socket. The C client already detects dead connections by its own timeouts, and a false expiry
  * would end a session that is alive, so the count is made unreachable.
  */
 const NO_RESPONSE_LIMIT = 0x7fffffff;
-
-/** Hex session id as the binding prints it (unsigned, no leading zeros) to bigint and back. */
-export function sessionIdFromHex(hex: string): bigint {
-  return BigInt(`0x${hex}`);
-}
-export function sessionIdToHex(id: bigint): string {
-  return id.toString(16);
-}
-
-/**
- * The binding parses the password's hex digits as uppercase only: a lowercase digit silently
- * becomes another byte, and the server then answers the attach with "expired". Passwords from
- * other clients (Java prints lowercase) are normalised here.
- */
-export function normalizePassword(password: string | undefined): string {
-  if (typeof password !== 'string' || !/^[0-9a-fA-F]{32}$/.test(password)) {
-    throw new InvalidArgumentError('a session password is 16 bytes as 32 hex digits');
-  }
-  return password.toUpperCase();
-}
-
-/** The hosts of a connect string, without ports or chroot. */
-function hostsOf(connectString: string): string[] {
-  return connectString
-    .split('/')[0]
-    .split(',')
-    .map((hostPort) => hostPort.slice(0, hostPort.lastIndexOf(':')));
-}
-
-/**
- * Why the C client could not even begin: its init fails when no host of the connect string
- * resolves (it maps getaddrinfo's "no such name" to ENOENT, every other lookup failure to EINVAL).
- */
-export function initFailure(err: { code?: string; message?: string }, connectString: string): Error {
-  const hosts = hostsOf(connectString).join(', ');
-  switch (err.code) {
-    case 'ENOENT':
-      return Object.assign(new Error(`host not found: ${hosts} (getaddrinfo ENOTFOUND)`), { code: 'ENOTFOUND', cause: err });
-    case 'ENOMEM':
-      return Object.assign(new Error(`out of memory resolving ${hosts}`), { code: 'ENOMEM', cause: err });
-    default:
-      return Object.assign(new Error(`could not resolve ${hosts}, or the connect string's chroot is not a valid path (${err.code ?? err.message ?? String(err)})`), {
-        code: err.code,
-        cause: err,
-      });
-  }
-}
-
-/** What the C client lets us see of a connection attempt: when we saw it begin, and whether a server took the TCP connection. */
-interface Attempt {
-  readonly startedAt: number;
-  reachedServer: boolean;
-}
-
-/**
- * Why an attempt failed, as far as its states tell: the C client keeps the reason in errno and its
- * own log. It gives an attempt two thirds of the session timeout; a failure well before that was
- * a refusal, or a connection the server closed at once.
- */
-export function attemptFailure(attempt: Attempt, endedAt: number, sessionTimeoutMs: number): Error {
-  const limitMs = Math.round((sessionTimeoutMs * 2) / 3);
-  const timedOut = endedAt - attempt.startedAt >= limitMs * 0.9;
-  if (attempt.reachedServer) {
-    return new Error(
-      timedOut
-        ? `a server took the connection but set up no session within ${limitMs} ms (timed out; is it a ZooKeeper server, and serving?); ${NATIVE_LOG_HINT}`
-        : `a server took the connection, then closed it before setting up a session (is it a ZooKeeper server, and serving?); ${NATIVE_LOG_HINT}`,
-    );
-  }
-  return new Error(
-    timedOut
-      ? `no answer within ${limitMs} ms (timed out: a host that is down, or a firewall dropping packets); ${NATIVE_LOG_HINT}`
-      : `connection refused, or closed by the server at once (no ZooKeeper server listening there, or one that is not serving); ${NATIVE_LOG_HINT}`,
-  );
-}
-
-function toStat(s: NativeStat): Stat {
-  return {
-    czxid: BigInt(s.czxid),
-    mzxid: BigInt(s.mzxid),
-    pzxid: BigInt(s.pzxid),
-    ctime: +s.ctime,
-    mtime: +s.mtime,
-    version: s.version,
-    cversion: s.cversion,
-    aversion: s.aversion,
-    ephemeralOwner: sessionIdFromHex(s.ephemeralOwner),
-    dataLength: s.dataLength,
-    numChildren: s.numChildren,
-  };
-}
 
 /**
  * A Transport over one session's native handle.

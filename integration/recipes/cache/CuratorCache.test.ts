@@ -1,7 +1,7 @@
 import { CacheTimeoutError, CuratorCache, type CuratorCacheEvent } from '../../../recipes/cache';
 import { IllegalStateError, InvalidArgumentError, ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
-import { Clients, randomRoot, timing } from '../../helpers';
+import { Clients, TEST_TRANSPORT, randomRoot, timing } from '../../helpers';
 import { EventMirror, cacheMatches, contentsOf, treeOf } from './cacheTesting';
 
 describe('CuratorCache', () => {
@@ -44,6 +44,34 @@ describe('CuratorCache', () => {
     expect(cache.children(root).map((n) => n.path)).toEqual([`${root}/one`, `${root}/other`]);
     expect(mirror.counts).toEqual({ created: 5, changed: 0, deleted: 0, initialized: 1 });
     expect(mirror.errors).toEqual([]);
+  });
+
+  /** The paths the server holds watches on for `sessionId` (wchc: a session, then one tab-indented path per line). */
+  async function watchedPaths(sessionId: bigint): Promise<string[]> {
+    const lines = (await server.fourLetterWord('wchc')).split('\n');
+    const at = lines.indexOf(`0x${sessionId.toString(16)}`);
+    if (at < 0) return [];
+    const paths: string[] = [];
+    for (const line of lines.slice(at + 1)) {
+      if (!line.startsWith('\t')) break;
+      paths.push(line.trim());
+    }
+    return [...new Set(paths)].sort();
+  }
+
+  it('watches with one persistent recursive watch on the protocol transport, with watches on every node on the native one', async () => {
+    const client = await connect();
+    const paths = ['', '/a', '/a/b', '/c'].map((p) => `${root}${p}`);
+    for (const p of paths) await client.create(p, { createParents: 'persistent' });
+    const cache = cacheOf(client);
+    cache.start();
+    await cache.waitForInitialized({ timeoutMs: timing(10_000) });
+    const watched = await watchedPaths(client.sessionId);
+    if (TEST_TRANSPORT === 'protocol') expect(watched).toEqual([root]);
+    else expect(watched).toEqual([...paths].sort());
+    // Either way, a change deep in the tree is heard.
+    await client.setData(`${root}/a/b`, 'new');
+    await cacheMatches(cache, await treeOf(client, root));
   });
 
   // Curator's testListenerBuilder: the root comes, changes and goes.

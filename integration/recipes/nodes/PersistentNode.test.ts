@@ -91,7 +91,8 @@ describe('PersistentNode', () => {
     const actual = node.actualPath as string;
     expect(actual.slice(dir.length + 1)).toMatch(protectedSequential('foo'));
     await other.delete(actual);
-    await eventually('the node to come back', async () => (await other.exists(actual))?.ephemeralOwner === client.sessionId);
+    // The other client may see the node before the create's reply reaches ours: wait for both.
+    await eventually('the node to come back, and its created event', async () => created.length === 2 && (await other.exists(actual))?.ephemeralOwner === client.sessionId);
     expect((await other.getData(actual)).data.toString()).toBe('x');
     expect(created).toEqual([actual, actual]);
     expect(await childrenOf(other, dir)).toHaveLength(1);

@@ -119,7 +119,8 @@ describe('PersistentNode under faults', () => {
     // so the old session's node may still stand when the new session looks.
     proxy.heal();
     expect(await deleted.next).toBe('deleted');
-    await eventually('the node back in the new session', () => ownedBy(observer, actual, client), timing(30_000));
+    // The observer may see the node before the create's reply reaches the client: wait for both.
+    await eventually('the node back in the new session, and its created event', async () => created.length === 2 && (await ownedBy(observer, actual, client)), timing(30_000));
     expect(created).toEqual([actual, actual]);
     expect(await childrenOf(observer, dir)).toHaveLength(1);
   });

@@ -1,0 +1,59 @@
+import { EventEmitter } from 'node:events';
+import debug from 'debug';
+import type { ZkClient } from '../../src/client/ZkClient';
+import { emitSafely } from '../../src/util/events';
+import { validateBoolean, validateOptions } from '../../src/validate';
+import { CuratorCache, type CacheWaitOptions } from './CuratorCache';
+import type { CacheFilter } from './CacheScope';
+
+const log = debug('zk-recipes:cache:bridge');
+
+/** Options of the bridges (NodeCache, PathChildrenCache). */
+export interface CacheBridgeOptions {
+  /** Keep the data (default), or the stats only (Curator's `cacheData`). */
+  cacheData?: boolean;
+}
+
+/**
+ * What NodeCache and PathChildrenCache share, as Curator's CuratorCache bridges do: a CuratorCache
+ * underneath, of a given depth, whose events the bridge translates into its own. Its lifecycle is
+ * the cache's: `start()`, `waitForInitialized()`, `close()`.
+ */
+export abstract class CacheBridge<E extends Record<keyof E, unknown[]>> extends EventEmitter<E> implements AsyncDisposable {
+  /** The CuratorCache underneath. */
+  readonly cache: CuratorCache;
+
+  protected constructor(client: ZkClient, path: string, options: CacheBridgeOptions, scope: { maxDepth: number; keepData: (cacheData: boolean) => CacheFilter }) {
+    super();
+    const o = validateOptions(options, 'options');
+    const cacheData = o.cacheData === undefined ? true : validateBoolean(o.cacheData, 'cacheData');
+    this.cache = new CuratorCache(client, path, { maxDepth: scope.maxDepth, filter: scope.keepData(cacheData) });
+  }
+
+  get path(): string {
+    return this.cache.path;
+  }
+
+  /** Starts watching. Starts once. */
+  start(): void {
+    this.cache.start();
+  }
+
+  /** As CuratorCache's: resolves once the first load is done. */
+  async waitForInitialized(options?: CacheWaitOptions): Promise<void> {
+    await this.cache.waitForInitialized(options);
+  }
+
+  async close(): Promise<void> {
+    await this.cache.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Emits to each listener inside a try (see emitSafely). */
+  protected emitSafely<K extends keyof E & string>(event: K, ...args: E[K]): void {
+    emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
+  }
+}
