@@ -86,6 +86,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   constructor(options: ZkClientOptions) {
     super();
+    // Every recipe on this client listens for 'stateChanged' and 'closed': a service with a dozen
+    // locks and caches on one client is normal use, not a leak, so Node's warning at 10 is off.
+    this.setMaxListeners(0);
     this.options = resolveClientOptions(options);
     this.states = new ConnectionStateManager(
       this,
