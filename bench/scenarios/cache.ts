@@ -8,9 +8,10 @@
  * the library's last change event (on the library's process clock: the time counts from
  * `cacheExpect`, sent right before the writer starts).
  *
- * Each library as it comes: zk-recipes' CuratorCache on the native binding watches every node with
- * one-shot watches (a data and a children watch per node, as Curator's TreeCache does); Curator's
- * CuratorCache (CuratorCache.build, no options) sets one persistent recursive watch on the root.
+ * Each library as it comes: zk-recipes' CuratorCache on the protocol transport sets one persistent
+ * recursive watch on the root, as Curator's CuratorCache (CuratorCache.build, no options) does; on
+ * the native binding it watches every node with one-shot watches (a data and a children watch per
+ * node, as Curator's TreeCache does).
  *
  * Checked: the cache holds N + 1 nodes once initialized, and hears exactly N changes.
  */
@@ -135,7 +136,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     '',
     `A tree of ${nodes.toLocaleString('en-US')} nodes (under one root: ${Math.round(Math.sqrt(nodes))} parents and their children, 20 bytes of data each). Per round and library, on one session: the library's CuratorCache starts on the root, and the initial load is timed from its start to its initialized event; then a writer of the bench's own (one zk-recipes client in a process of its own, the same for every library, ${WRITE_WINDOW} changes in flight) changes every node but the root once, and event throughput is ${nodes.toLocaleString('en-US')} ÷ the time from the first change sent to the cache's last change event, on the library's process clock. Median of ${rounds} round(s), libraries interleaved. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`) are per node loaded and per change (the writer's own request and response included, the same for every library).`,
     '',
-    "zk-recipes' CuratorCache on the native binding (which has no persistent watches) puts a one-shot data watch and a one-shot children watch on every node, as Curator's TreeCache does, and re-reads a node when its watch fires; Curator's CuratorCache sets one persistent recursive watch (ZooKeeper 3.6+) and reads each node it hears of.",
+    "zk-recipes' CuratorCache on the protocol transport, like Curator's CuratorCache, sets one persistent recursive watch (ZooKeeper 3.6+) and reads each node it hears of; on the native binding (which has no persistent watches) it puts a one-shot data watch and a one-shot children watch on every node, as Curator's TreeCache does, and re-reads a node when its watch fires.",
     '',
     mdTable(['library', 'initial load, ms (machine-dependent)', 'nodes / s', 'server packets / node loaded', 'change events / s (machine-dependent)', 'server packets / change', 'zk-recipes ÷ this (load time / events per s)'], rows, [1, 2, 3, 4, 5, 6]),
     '',

@@ -345,7 +345,9 @@ export class LockInternals {
       // Our node's deletion would have come first; a claim needs it still standing.
       return own?.gone ? 'vanished' : outcome;
     } finally {
-      await watch.close();
+      // Not awaited: taking the watch off the server is a round trip that a dead connection
+      // holds until its read timeout, past the deadline. It goes in the background.
+      void watch.close();
     }
   }
 

@@ -129,7 +129,8 @@ export class SimpleDistributedQueue {
         }
       }
     } finally {
-      await watch.close();
+      // In the background: the removal's round trip must not hold the call past its deadline.
+      void watch.close();
     }
   }
 

@@ -323,13 +323,15 @@ export class TestingServer implements AsyncDisposable {
     this.paused = false;
   }
 
-  /** Kills the server and removes its data and logs. Idempotent. */
+  /** Kills the server and removes its data and logs (the logs stay with ZK_TESTING_KEEP_LOGS=1). Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.kill();
     if (this.ownsDataDir && this.dir) rmSync(this.dir, { recursive: true, force: true });
-    rmSync(this.logDir, { recursive: true, force: true });
+    // ZK_TESTING_KEEP_LOGS=1 keeps the server's log, for diagnosing a run after the fact.
+    if (process.env.ZK_TESTING_KEEP_LOGS) log('server %d: log kept in %s', this.serverId, this.logDir);
+    else rmSync(this.logDir, { recursive: true, force: true });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

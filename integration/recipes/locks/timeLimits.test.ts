@@ -1,6 +1,6 @@
 import { InterProcessMutex, LockLostError, LockTimeoutError, type Lease } from '../../../recipes/locks';
 import { FaultProxy, TestingServer } from '../../../src/testing';
-import { aborted, Clients, StateRecorder, randomRoot, timing } from '../../helpers';
+import { aborted, Clients, StateRecorder, eventually, isWatching, randomRoot, timing } from '../../helpers';
 
 /** The slack a bound may overrun by: timers and the event loop, on a loaded 2-core machine. */
 const SLACK_MS = timing(1_000);
@@ -57,16 +57,15 @@ describe.each<Fault>(['killed', 'paused', 'blackholed'])('lock time limits with 
   });
 
   it('a waiter cut off while it waits rejects with LockTimeoutError within its bound', async () => {
-    const [holderClient, waiterClient] = [await clients.connect({ connectString: server.connectString }), await connect()];
+    // The waiter's read timeout (6 s) is well past its bound (3 s): nothing it sends after the fault
+    // is answered or fails before the bound, so any request it awaits on the way out would show.
+    const holderClient = await clients.connect({ connectString: server.connectString });
+    const waiterClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000, connectionTimeoutMs: timing(10_000) });
     const held = await new InterProcessMutex(holderClient, path).acquire();
     const started = performance.now();
     const waiting = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: 3_000 }).catch((err: unknown) => err);
-    // Queued: the holder and the waiter have a node each.
-    for (;;) {
-      const children = await holderClient.getChildren(path);
-      if (children.length === 2) break;
-      await new Promise((r) => setImmediate(r));
-    }
+    // Queued, and watching the holder's node.
+    await eventually('the waiter to watch the holder', () => isWatching(server, held.node, waiterClient.sessionId));
     await inject();
     expect(await waiting).toBeInstanceOf(LockTimeoutError);
     expect(performance.now() - started).toBeLessThan(3_000 + SLACK_MS);
