@@ -368,6 +368,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     this.onlyAhead = undefined;
     this.onlyAheadGone = false;
     if (this.loop.pending || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
+    // This process stalled since it last heard (see isConnectionTrusted): look again, with a read
+    // that only a live session answers, before leading.
+    if (!this.client.isConnectionTrusted) {
+      this.loop.kick();
+      return;
+    }
     if (this.client.session !== this.nodeSession || this.ownWatch === undefined || this.ownWatch.isClosed || node !== this.node) {
       this.loop.kick();
       return;

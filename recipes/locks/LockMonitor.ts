@@ -47,7 +47,8 @@ export class LockMonitor {
       session.signal.removeEventListener('abort', onSessionEnd);
     };
     if (session.isEnded) onSessionEnd();
-    else if (client.state !== undefined && !client.isConnected && client.isErrorState('SUSPENDED')) this.lose('SUSPENDED');
+    // Not connected, or this process stalled since the read that proved the win (see isConnectionTrusted).
+    else if (client.state !== undefined && !client.isConnectionTrusted && client.isErrorState('SUSPENDED')) this.lose('SUSPENDED');
     if (onRevoke) this.watchNode();
   }
 

@@ -7,6 +7,7 @@ import { ConnectionState } from './ConnectionState';
 import type { ConnectionStateManager } from './ConnectionStateManager';
 import type { ResolvedClientOptions } from './options';
 import { Session } from './Session';
+import { StallDetector } from './StallDetector';
 import type { WatchRegistry } from './WatchRegistry';
 
 const log = debug('zk-recipes:client');
@@ -46,6 +47,7 @@ export class Connection {
   private connected = false;
   private everConnected = false;
   private cancelLost: (() => void) | undefined;
+  private readonly stalls = new StallDetector();
   private fatal: ZkError | undefined;
   private readonly waiters = new Set<() => void>();
 
@@ -99,7 +101,20 @@ export class Connection {
   start(): void {
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a client can be started only once (it is ${this.lifecycle})`);
     this.lifecycle = 'STARTED';
+    this.stalls.start();
     this.transport = this.newTransport();
+  }
+
+  /**
+   * Whether what the connection says now can be trusted: connected, and this process has not
+   * stalled (paused, or its event loop blocked) for a third of the session timeout or more since
+   * it last ran. After such a stall, replies and events the server sent before it expired the
+   * session are read before the client can notice the expiry.
+   */
+  get isTrusted(): boolean {
+    if (!this.connected) return false;
+    const timeoutMs = this.transport?.negotiatedSessionTimeoutMs || this.options.sessionTimeoutMs;
+    return this.stalls.stalledMs < timeoutMs / 3;
   }
 
   /** Throws when no operation can run: not started, closed, or refused by the server for good. */
@@ -160,6 +175,7 @@ export class Connection {
    * held under it is trusted a moment longer. Never blocks the event loop. Idempotent.
    */
   async close(): Promise<void> {
+    this.stalls.stop();
     if (this.lifecycle === 'CLOSED') return;
     this.lifecycle = 'CLOSED';
     this.cancelLost?.();

@@ -113,6 +113,16 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return this.connection.isConnected;
   }
 
+  /**
+   * Whether the connection can be trusted now: connected, and this process has not stalled (a
+   * SIGSTOP, a long GC pause, a blocked event loop) for a third of the session timeout or more
+   * since its event loop last ran. After such a stall, what the server sent before it expired the
+   * session is read before the client can notice: a lock won on it is not handed out.
+   */
+  get isConnectionTrusted(): boolean {
+    return this.connection.isTrusted;
+  }
+
   get isStarted(): boolean {
     return this.connection.isStarted;
   }

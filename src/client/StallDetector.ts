@@ -1,0 +1,39 @@
+import { now } from '../util/timers';
+
+/** How often the detector's timer runs. */
+const TICK_MS = 100;
+
+/**
+ * Tells how long this process's event loop went without running, as a paused process (SIGSTOP, a
+ * long GC pause, a VM freeze) or a blocked loop would.
+ *
+ * Why: after such a stall, the I/O that arrived meanwhile runs before any overdue timer (libuv
+ * polls I/O before it runs timers again), so a reply or an event read from the socket may be
+ * acted on while the client still believes it is connected, though the server may have expired
+ * the session long ago. Java's client checks its read timeout before it reads; a recipe asks this
+ * before it trusts a lock it has just won. A timer that should run every 100 ms and has not
+ * for longer is the measure: no clock jumps, no reads.
+ */
+export class StallDetector {
+  private lastTick = now();
+  private timer: NodeJS.Timeout | undefined;
+
+  start(): void {
+    if (this.timer) return;
+    this.lastTick = now();
+    this.timer = setInterval(() => (this.lastTick = now()), TICK_MS);
+    // It must never keep a process alive.
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** How long the event loop has gone without running the timer, beyond its period (0 when it runs on time, or when stopped). */
+  get stalledMs(): number {
+    if (!this.timer) return 0;
+    return Math.max(0, now() - this.lastTick - TICK_MS);
+  }
+}
