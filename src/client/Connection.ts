@@ -7,7 +7,7 @@ import { ConnectionState } from './ConnectionState';
 import type { ConnectionStateManager } from './ConnectionStateManager';
 import type { ResolvedClientOptions } from './options';
 import { Session } from './Session';
-import { StallDetector } from './StallDetector';
+import { stallDetector } from './StallDetector';
 import type { WatchRegistry } from './WatchRegistry';
 
 const log = debug('zk-recipes:client');
@@ -47,7 +47,7 @@ export class Connection {
   private connected = false;
   private everConnected = false;
   private cancelLost: (() => void) | undefined;
-  private readonly stalls = new StallDetector();
+  private releaseStallDetector: (() => void) | undefined;
   private fatal: ZkError | undefined;
   private readonly waiters = new Set<() => void>();
 
@@ -101,7 +101,7 @@ export class Connection {
   start(): void {
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a client can be started only once (it is ${this.lifecycle})`);
     this.lifecycle = 'STARTED';
-    this.stalls.start();
+    this.releaseStallDetector = stallDetector.use();
     this.transport = this.newTransport();
   }
 
@@ -114,7 +114,7 @@ export class Connection {
   get isTrusted(): boolean {
     if (!this.connected) return false;
     const timeoutMs = this.transport?.negotiatedSessionTimeoutMs || this.options.sessionTimeoutMs;
-    return this.stalls.stalledMs < timeoutMs / 3;
+    return stallDetector.stalledMs < timeoutMs / 3;
   }
 
   /** Throws when no operation can run: not started, closed, or refused by the server for good. */
@@ -175,7 +175,7 @@ export class Connection {
    * held under it is trusted a moment longer. Never blocks the event loop. Idempotent.
    */
   async close(): Promise<void> {
-    this.stalls.stop();
+    this.releaseStallDetector?.();
     if (this.lifecycle === 'CLOSED') return;
     this.lifecycle = 'CLOSED';
     this.cancelLost?.();

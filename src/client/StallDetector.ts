@@ -13,27 +13,40 @@ const TICK_MS = 100;
  * the session long ago. Java's client checks its read timeout before it reads; a recipe asks this
  * before it trusts a lock it has just won. A timer that should run every 100 ms and has not
  * for longer is the measure: no clock jumps, no reads.
+ *
+ * A stall is the whole process's, so one timer serves every client: each started client holds a
+ * reference, and the timer runs while any does.
  */
-export class StallDetector {
+class StallDetector {
   private lastTick = now();
   private timer: NodeJS.Timeout | undefined;
+  private users = 0;
 
-  start(): void {
-    if (this.timer) return;
-    this.lastTick = now();
-    this.timer = setInterval(() => (this.lastTick = now()), TICK_MS);
-    // It must never keep a process alive.
-    this.timer.unref();
+  /** Starts the timer for one more user. Returns the function that lets go of it. */
+  use(): () => void {
+    if (this.users++ === 0) {
+      this.lastTick = now();
+      this.timer = setInterval(() => (this.lastTick = now()), TICK_MS);
+      // It must never keep a process alive.
+      this.timer.unref();
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.users === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    };
   }
 
-  stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  /** How long the event loop has gone without running the timer, beyond its period (0 when it runs on time, or when stopped). */
+  /** How long the event loop has gone without running the timer, beyond its period (0 when it runs on time, or while nobody uses it). */
   get stalledMs(): number {
     if (!this.timer) return 0;
     return Math.max(0, now() - this.lastTick - TICK_MS);
   }
 }
+
+/** The process's stall detector. */
+export const stallDetector = new StallDetector();
