@@ -8,7 +8,7 @@
  */
 import ZooKeeperBinding from 'zookeeper';
 import { ZkClient } from '../src';
-import { fmt, median, nowMs } from './stats';
+import { fmt, inFlight, median, nowMs } from './stats';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the binding has no usable typings */
 type Runner = (op: 'get' | 'set', path: string, data: Buffer) => Promise<unknown>;
@@ -61,19 +61,9 @@ function sequential(run: Runner, op: 'get' | 'set', path: string, n: number): Pr
   });
 }
 
-function pipelined(run: Runner, op: 'get' | 'set', path: string, n: number, inFlight: number): Promise<Sample> {
+function pipelined(run: Runner, op: 'get' | 'set', path: string, n: number, width: number): Promise<Sample> {
   const data = Buffer.from('x'.repeat(64));
-  let next = 0;
-  return measure(n, async () => {
-    await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < n) {
-        next++;
-          await run(op, path, data);
-        }
-      }),
-    );
-  });
+  return measure(n, () => inFlight(n, width, () => run(op, path, data)));
 }
 
 export interface ClientBenchOptions {

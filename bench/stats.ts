@@ -36,3 +36,16 @@ export function rotate<T>(list: readonly T[], by: number): T[] {
   const k = ((by % list.length) + list.length) % list.length;
   return [...list.slice(k), ...list.slice(0, k)];
 }
+
+/** Runs `call` `n` times, with `width` calls in flight at once. */
+export async function inFlight(n: number, width: number, call: () => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        next++;
+        await call();
+      }
+    }),
+  );
+}

@@ -41,6 +41,16 @@ export const REGRESSIONS: readonly Regression[] = [
     args: ['--quick', '--seed', '1601', '--faults', 'expire-session'],
     test: 'integration/testing/faults.test.ts, integration/recipes/leader/LeaderLatch.test.ts (RECONNECTED … after LOST)',
   },
+  {
+    bug: 'acquire({ timeoutMs }) ending at the read timeout, past its bound: the wait awaited the removal of its watch from a silent server (protocol transport)',
+    args: ['--duration', '180', '--seed', '2211', '--transport', 'protocol', '--faults', 'pause-server'],
+    test: 'integration/recipes/locks/timeLimits.test.ts: a waiter cut off while it waits…',
+  },
+  {
+    bug: 'a semaphore lease handed out to a worker frozen past its session while it waited (the deletion event read before any timer ran)',
+    args: ['--duration', '240', '--seed', '2211', '--transport', 'native', '--faults', 'pause-worker'],
+    test: 'integration/client/stall.test.ts',
+  },
 ];
 
 if (require.main === module) {

@@ -12,7 +12,7 @@ import { ProtocolTransport } from '../../src/protocol/ProtocolTransport';
 import { transportFactory } from '../../src/transport/chooseTransport';
 import { clockUs } from '../peers/clock';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
-import { median, pct, ratio, rotate } from '../stats';
+import { inFlight, median, pct, ratio, rotate } from '../stats';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the binding has no usable typings */
@@ -56,19 +56,9 @@ function sequential(call: Call, op: Op, path: string, n: number): Promise<Sample
   });
 }
 
-function pipelined(call: Call, op: Op, path: string, n: number, inFlight: number): Promise<Sample> {
+function pipelined(call: Call, op: Op, path: string, n: number, width: number): Promise<Sample> {
   const data = Buffer.alloc(64, 'x');
-  let next = 0;
-  return measure(n, async () => {
-    await Promise.all(
-      Array.from({ length: inFlight }, async () => {
-        while (next < n) {
-          next++;
-          await call(op, path, data);
-        }
-      }),
-    );
-  });
+  return measure(n, () => inFlight(n, width, () => call(op, path, data)));
 }
 
 function clientWay(ctx: BenchContext, transport: 'protocol' | 'native'): Way {
