@@ -249,6 +249,18 @@ export class Connection {
     });
   }
 
+  /**
+   * The server answered an operation on `t` with SESSIONEXPIRED: the session is over, whatever
+   * the transport has said. (A server can say so on a connection it keeps open: when a session
+   * moved to another connection is closed there, its first connection may stay up and answer
+   * every request with SESSIONEXPIRED, with no expiry at a handshake to tell the transport.)
+   */
+  sessionExpiredOn(t: Transport): void {
+    if (t !== this.transport || this.sessionValue === undefined || this.lifecycle !== 'STARTED') return;
+    log('session %s: the server answered SESSIONEXPIRED', this.sessionValue);
+    this.onSessionEnded('expired');
+  }
+
   private onSessionEnded(reason: Exclude<SessionEndReason, 'closed'>): void {
     this.cancelLost?.();
     this.cancelLost = undefined;

@@ -71,6 +71,7 @@ export class RetryLoop {
         if (session !== undefined && live.session !== session) throw sessionLost(session, path);
         return await fn(live.transport, attempt, live.session);
       } catch (caught) {
+        if (t !== undefined && isZkError(caught, 'SESSIONEXPIRED')) this.connection.sessionExpiredOn(t);
         const err = this.translate(caught, t, path);
         if (!isRetryableError(err)) throw err;
         // An operation pinned to a session cannot succeed in another one.

@@ -131,6 +131,22 @@ describe('ZkClient (in-memory fake)', () => {
     await client.close();
   });
 
+  it('an operation answered SESSIONEXPIRED on a connection that stays up ends the session: LOST, then a new one', async () => {
+    const { client, zk, states, transport } = setup();
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    const first = transport();
+    const session = client.sessionId;
+    first.failures.push('SESSIONEXPIRED');
+    // Retried in the new session, where it succeeds.
+    await client.create('/after-expiry', { data: 'x' });
+    expect(states).toEqual(['CONNECTED', 'LOST', 'RECONNECTED']);
+    expect(transport()).not.toBe(first);
+    expect(client.sessionId).not.toBe(session);
+    expect(zk.nodes.has('/after-expiry')).toBe(true);
+    await client.close();
+  });
+
   it('a read pinned to a session runs in it, and rejects with SESSION_LOST, unsent, once the client has another', async () => {
     const { client, zk, transport } = setup();
     client.start();
