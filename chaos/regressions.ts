@@ -51,6 +51,11 @@ export const REGRESSIONS: readonly Regression[] = [
     args: ['--duration', '240', '--seed', '2211', '--transport', 'native', '--faults', 'pause-worker'],
     test: 'integration/client/stall.test.ts',
   },
+  {
+    bug: 'a session answered SESSIONEXPIRED on a connection that stayed up, kept for 30 s (native transport)',
+    args: ['--duration', '600', '--seed', '2212', '--transport', 'native'],
+    test: 'src/client/ZkClient.test.ts: an operation answered SESSIONEXPIRED on a connection that stays up…',
+  },
 ];
 
 if (require.main === module) {
