@@ -238,18 +238,6 @@ export class NativeTransport implements Transport {
   }
 
   /**
-   * Closes the handle now, whatever that costs: the C client may hold the thread up to 1.5 s for
-   * the server's answer. For the testing harness's expireSession only, which must close a second
-   * handle on a session before the session's own client can take it back.
-   */
-  closeAtOnce(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.nudgeTimer);
-    if (this.opened) this.native.close();
-  }
-
-  /**
    * Closes the handle without blocking the event loop. The C client's close sends the close request
    * and then waits, holding the thread, up to 1.5 s for the server's answer (after up to 3 s to send
    * it) when it believes it is connected: a paused server, or a network silently down, froze the
