@@ -50,9 +50,19 @@ describe('DistributedQueue under load and faults', () => {
     const PER_PRODUCER = 25;
     const got = new Collector<Delivery>();
     const consumerClients = await Promise.all(Array.from({ length: CONSUMERS }, () => clients.connect({ connectString: server.connectString })));
+    // Each consumer holds its first item until every consumer has one: while some are busy, the
+    // others must take the items (with instant handlers, two fast consumers could take them all,
+    // which the queue allows). Bounded, so that a consumer left out fails the test, not hangs it.
+    const hasOne = new Set<number>();
+    let everyoneHasOne!: () => void;
+    const allIn = new Promise<void>((resolve) => (everyoneHasOne = resolve));
     consumerClients.forEach((client, consumer) => {
-      track(new DistributedQueue<{ producer: number; seq: number }>(client, path, { lockPath })).start((item) => {
+      track(new DistributedQueue<{ producer: number; seq: number }>(client, path, { lockPath })).start(async (item) => {
         got.add({ consumer, ...item });
+        if (hasOne.has(consumer)) return;
+        hasOne.add(consumer);
+        if (hasOne.size === CONSUMERS) everyoneHasOne();
+        await Promise.race([allIn, new Promise((resolve) => setTimeout(resolve, timing(30_000)).unref())]);
       });
     });
     const producerClients = await Promise.all(Array.from({ length: PRODUCERS }, () => clients.connect({ connectString: server.connectString })));
