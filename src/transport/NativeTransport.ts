@@ -1,7 +1,7 @@
 /**
- * The one door to the native client: with nativeValues (its constants, ids and stats) and
- * nativeFailures (why a connect failed), the only modules that import `zookeeper`, and they are
- * loaded only when the native transport is chosen.
+ * The one door to the native client: the only module that imports `zookeeper`, loaded only when
+ * the native transport is chosen. nativeValues (ids, passwords, stats) and nativeFailures (why a
+ * connect failed) hold what needs no binding.
  *
  * It turns the binding's snake_case, callback-style calls into the `Transport` interface, and its
  * return codes into `ServerError`s.
@@ -11,13 +11,34 @@ import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
 import { serverError, ServerError } from '../errors';
 import { attemptFailure, initFailure, type Attempt } from './nativeFailures';
-import { C, CREATE_FLAGS, WATCH_TYPES, normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
+import { normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
 import type { ACL, CloseReason, CreateMode, Stat, Transport, TransportEvents, TransportOptions, WatchEventType, Watcher } from './Transport';
 
 const log = debug('zk-recipes:transport');
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the binding has no usable typings for its native object */
 type NativeHandle = any;
+
+/** The binding's constants. */
+const C = (ZooKeeperBinding as any).constants as Record<string, number>;
+
+const CREATE_FLAGS: Readonly<Record<CreateMode, number>> = Object.freeze({
+  PERSISTENT: C.ZOO_PERSISTENT,
+  PERSISTENT_SEQUENTIAL: C.ZOO_PERSISTENT_SEQUENTIAL,
+  EPHEMERAL: C.ZOO_EPHEMERAL,
+  EPHEMERAL_SEQUENTIAL: C.ZOO_EPHEMERAL_SEQUENTIAL,
+  CONTAINER: C.ZOO_CONTAINER,
+  PERSISTENT_WITH_TTL: C.ZOO_PERSISTENT_WITH_TTL,
+  PERSISTENT_SEQUENTIAL_WITH_TTL: C.ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL,
+});
+
+const WATCH_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
+  [C.ZOO_CREATED_EVENT]: 'created',
+  [C.ZOO_DELETED_EVENT]: 'deleted',
+  [C.ZOO_CHANGED_EVENT]: 'changed',
+  [C.ZOO_CHILD_EVENT]: 'child',
+  [C.ZOO_NOTWATCHING_EVENT]: 'notWatching',
+});
 
 const EXPIRED_STATE = C.ZOO_EXPIRED_SESSION_STATE;
 /** Replies that mean the connection or the handle went; see NativeTransport. */
