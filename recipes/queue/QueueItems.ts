@@ -82,7 +82,8 @@ export class QueueItems {
 
   /**
    * Puts a failed item back as a new node at the end of its order, under `prefix` (the new name is
-   * the order's prefix, never the old name plus more: CURATOR-56). Resolves with the new node's name.
+   * the order's prefix, never the old name plus more: CURATOR-56). Resolves with the new node's name,
+   * or undefined when a retried transaction found that its first attempt had gone in.
    * - Where the transport has multi (the protocol transport): the create and the delete of the old
    *   node are one transaction, so a crash can neither lose the item nor leave it twice. A commit
    *   retried after a lost reply finds the old node gone (NONODE, nothing done): the first went in.
