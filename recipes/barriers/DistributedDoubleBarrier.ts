@@ -128,20 +128,26 @@ export class DistributedDoubleBarrier {
     const ready = new NodeWatch(this.client, this.readyPath, (value) => value !== null && wake(), { signal: look.signal, onEnd: () => wake() });
     try {
       const readyAtFirst = (await ready.start()) !== null;
-      const session = await this.ensureOurNode(signal);
+      const member = await this.ensureOurNode(signal);
       if (readyAtFirst) return true;
-      const children = await this.client.getChildren(this.path, { signal });
+      const children = member.children ?? (await this.listMembers(signal));
+      // Our node went while we looked (with its session, and the container with it): join again.
+      if (children === undefined || member.session.isEnded) return false;
       if (children.length >= this.memberQty) {
         try {
           await this.client.create(this.readyPath, { signal });
           log('%s: %d members of %d: ready', this.path, children.length, this.memberQty);
         } catch (err) {
+          if (isZkError(err, 'NONODE')) {
+            this.nodeSession = undefined;
+            return false;
+          }
           if (!isZkError(err, 'NODEEXISTS')) throw err;
         }
         return true;
       }
       // Wait for `ready`, or for our node's session to end (then we join again).
-      session.signal.addEventListener('abort', () => wake(), { once: true, signal: look.signal });
+      member.session.signal.addEventListener('abort', () => wake(), { once: true, signal: look.signal });
       await woken;
       if (signal.aborted) throw signal.reason;
       return false;
@@ -152,17 +158,20 @@ export class DistributedDoubleBarrier {
     }
   }
 
-  /** Our member node in the current session: created if needed. Resolves with its session. */
-  private async ensureOurNode(signal: AbortSignal): Promise<Session> {
+  /**
+   * Our member node in the current session: created if needed. Resolves with its session and,
+   * when it was just created, the members listed right behind the create.
+   */
+  private async ensureOurNode(signal: AbortSignal): Promise<{ session: Session; children?: string[] }> {
     const known = this.nodeSession;
-    if (known !== undefined && !known.isEnded) return known;
+    if (known !== undefined && !known.isEnded) return { session: known };
     this.nodeSession = undefined;
     for (;;) {
       try {
         const created = await this.client.createAndListParent(this.ourPath, { mode: 'EPHEMERAL', createParents: 'container', signal });
         this.nodeSession = created.session;
         log('%s: member %s created (session %s)', this.path, this.ourPath, created.session);
-        return created.session;
+        return { session: created.session, children: created.children };
       } catch (err) {
         if (!isZkError(err, 'NODEEXISTS')) throw err;
       }
@@ -172,9 +181,24 @@ export class DistributedDoubleBarrier {
       const stat = await this.client.exists(this.ourPath, { signal });
       if (stat !== null && session !== undefined && stat.ephemeralOwner === session.id && !session.isEnded) {
         this.nodeSession = session;
-        return session;
+        return { session };
       }
       if (stat !== null) await nodeBecomes(this.client, this.ourPath, 'gone', signal);
+    }
+  }
+
+  /**
+   * The barrier's children, or undefined when the barrier node is gone: then so is our node (its
+   * session ended and the server reaped the empty container, or someone deleted the barrier), and
+   * it is forgotten, to be created again.
+   */
+  private async listMembers(signal: AbortSignal): Promise<string[] | undefined> {
+    try {
+      return await this.client.getChildren(this.path, { signal });
+    } catch (err) {
+      if (!isZkError(err, 'NONODE')) throw err;
+      this.nodeSession = undefined;
+      return undefined;
     }
   }
 
