@@ -16,7 +16,7 @@ import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError } from './errors';
 import { RELEASE_WAIT_MS, type AcquireOptions } from './InterProcessLock';
-import { InterProcessMutex } from './InterProcessMutex';
+import { InterProcessMutex, holdingOf } from './InterProcessMutex';
 import { SimpleLease, type Lease } from './Lease';
 import { LockMonitor } from './LockMonitor';
 import { sortLockNodes } from './sequence';
@@ -236,8 +236,10 @@ export class InterProcessSemaphoreV2 {
     }
     if (lock === undefined) return 'timeout';
     const nodes: string[] = [];
-    // All our nodes must live in one session; reads are pinned to it (see LockInternals).
-    const session: { value?: Session } = {};
+    // All our nodes must live in the session of our internal mutex node, or the mutex no longer
+    // queues the others behind us: reads are pinned to it (see LockInternals), and a lease node
+    // whose create was retried into a later session sends us round again.
+    const session: { value?: Session } = { value: holdingOf(lock)?.acquisition.session };
     let leases: Lease[] | undefined;
     try {
       for (let i = 0; i < qty; i++) {

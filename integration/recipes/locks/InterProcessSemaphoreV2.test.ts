@@ -2,7 +2,7 @@ import { InterProcessSemaphoreV2, LockLostError, LockTimeoutError, type Lease } 
 import { SharedCount } from '../../../recipes/shared';
 import { type ZkClient } from '../../../src';
 import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, childrenOf, eventually, nextEvent, randomRoot, timing } from '../../helpers';
+import { Clients, StateRecorder, childrenOf, eventually, nextEvent, randomRoot, timing } from '../../helpers';
 
 describe('InterProcessSemaphoreV2', () => {
   let server: TestingServer;
@@ -162,5 +162,45 @@ describe('InterProcessSemaphoreV2', () => {
     expect(next.signal.aborted).toBe(false);
     await lease.release();
     await next.release();
+  });
+
+  // The internal mutex queues acquirers only while its node lives: a lease node made in a later
+  // session than the mutex node would let the next acquirer in beside us, and with maxLeases 1 both
+  // would wait for a slot that neither can take.
+  it('an acquirer whose session ends between winning the mutex and creating its lease node starts again', async () => {
+    const [h, a, b] = await Promise.all([connect(), connect(), connect()]);
+    const [held] = await new InterProcessSemaphoreV2(h, path, { maxLeases: 1 }).acquire();
+    // The fault lands exactly there: a's first lease create waits until its session has been replaced.
+    const states = new StateRecorder(a);
+    const create = a.createAndListParent.bind(a);
+    let struck = false;
+    a.createAndListParent = async (p, options) => {
+      if (!struck && p.startsWith(`${path}/leases/`)) {
+        struck = true;
+        const mark = states.mark();
+        await expireSession(a);
+        await states.waitFor('RECONNECTED', mark);
+      }
+      return create(p, options);
+    };
+    const aGot = new InterProcessSemaphoreV2(a, path, { maxLeases: 1 }).acquire({ timeoutMs: timing(60_000) });
+    aGot.catch(() => undefined);
+    const ownedBy = async (client: ZkClient, parent: string) => {
+      const children = await childrenOf(h, parent);
+      const stats = await Promise.all(children.map((c) => h.exists(`${parent}/${c}`)));
+      return stats.some((stat) => stat?.ephemeralOwner === client.sessionId);
+    };
+    await eventually("a's lease node in its new session", () => struck && ownedBy(a, `${path}/leases`));
+    const bGot = new InterProcessSemaphoreV2(b, path, { maxLeases: 1 }).acquire({ timeoutMs: timing(60_000) });
+    bGot.catch(() => undefined);
+    await eventually('b to contend', async () => (await ownedBy(b, `${path}/locks`)) || ownedBy(b, `${path}/leases`));
+    await held.release();
+    const [aLease] = await aGot;
+    expect(await leases(h)).toEqual([aLease.node.split('/').pop()]);
+    await aLease.release();
+    const [bLease] = await bGot;
+    expect(bLease.fencingToken).toBeGreaterThan(aLease.fencingToken);
+    await bLease.release();
+    expect(await leases(h)).toEqual([]);
   });
 });
