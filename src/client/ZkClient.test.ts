@@ -1,4 +1,4 @@
-import { InvalidArgumentError, UnsupportedError, ZkClient, type ConnectionState } from '..';
+import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type ConnectionState } from '..';
 import { RetryNTimes } from '../retry';
 import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
 import { findProtectedNode } from './protection';
@@ -174,6 +174,48 @@ describe('ZkClient (in-memory fake)', () => {
     expect(zk.calls.slice(before)).toEqual([]);
     await expect(client.getData('/p', { session: 0n as never })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(client.getData('/p', { session: 7 as never })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await client.close();
+  });
+
+  it("with an aclProvider, an ephemeral node's ACL is set in the node's session; once it has ended, the create rejects with SESSION_LOST", async () => {
+    const zk = new FakeZooKeeper();
+    let strike: (() => void) | undefined;
+    const acl = [{ perms: Perms.ALL, scheme: 'world', id: 'anyone' }];
+    const client = new ZkClient({
+      connectString: '127.0.0.1:2181',
+      sessionTimeoutMs: 1_000,
+      connectionTimeoutMs: 200,
+      retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
+      transportFactory: zk.factory(true),
+      aclProvider: {
+        getDefaultAcl: () => acl,
+        getAclForPath: () => {
+          strike?.();
+          strike = undefined;
+          return acl;
+        },
+      },
+    });
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    // The session ends between the create's reply and the setACL.
+    const expireNow = () => {
+      const t = zk.transports[zk.transports.length - 1] as FakeTransport;
+      zk.expire(t.sessionId);
+      t.disconnect();
+      t.connect();
+    };
+    strike = expireNow;
+    const before = zk.calls.length;
+    await expect(client.create('/e', { mode: 'EPHEMERAL' })).rejects.toMatchObject({ code: 'SESSION_LOST' });
+    expect(zk.calls.slice(before)).toEqual(['create /e']);
+    expect(zk.nodes.has('/e')).toBe(false);
+    // A persistent node outlives the session: its ACL is set in the next.
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    strike = expireNow;
+    await client.create('/p');
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    expect(zk.calls.slice(-2)).toEqual(['create /p', 'setACL /p']);
     await client.close();
   });
 

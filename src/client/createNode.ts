@@ -111,7 +111,10 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
   });
   if (ctx.aclProvider) {
     const acl = ctx.aclProvider.getAclForPath(namespace.relative(created.path));
-    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal }, (t) => t.setACL(created.path, acl, -1));
+    // An ephemeral node goes with its session: its ACL is set in that session or not at all (in
+    // the next, the path is gone or, worse, another session's node).
+    const session = ephemeral ? created.session : undefined;
+    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(created.path, acl, -1));
   }
   return { ...created, path: namespace.relative(created.path) };
 }

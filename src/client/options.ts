@@ -39,7 +39,9 @@ export interface ZkClientOptions {
   authInfo?: readonly AuthInfo[];
   /**
    * ACLs for created nodes. The native binding always creates nodes with the open ACL, so the
-   * client sets the provider's ACL right after the create: the node is open for that moment.
+   * client sets the provider's ACL right after the create: the node is open for that moment. An
+   * ephemeral node's ACL is set in the node's session only: if that session ends first, the node
+   * is gone with it and the create rejects with SessionLostError.
    */
   aclProvider?: AclProvider;
   /** Ask for read-only mode. Not supported (neither transport implements it), so `true` is refused with UnsupportedError. */
