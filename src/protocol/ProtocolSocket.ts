@@ -1,0 +1,140 @@
+/**
+ * One TCP (or TLS) connection to one server, seen as frames: it connects, cuts what arrives into
+ * frames and hands them on in order, and sends the writes of one turn of the event loop together.
+ * What the frames mean is the session's business (ProtocolConnection.ts).
+ */
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+import type { TransportOptions } from '../transport/Transport';
+import { FrameDecoder } from './framing';
+import { formatHost, type HostAddress } from './hosts';
+import { Xid } from './opcodes';
+
+/** What the owner of a socket hears from it. Nothing is heard once the socket is destroyed. */
+export interface SocketHandler {
+  /** The socket is up (with TLS, its handshake is done too). */
+  opened(): void;
+  /** Bytes came in. */
+  received(): void;
+  /** Handles one frame; true when it answered a request. Throws to drop the connection. */
+  frame(body: Buffer): boolean;
+  /** Whether the session is established on this connection. */
+  established(): boolean;
+  /** The connection failed or ended, or sent bytes that are not frames. */
+  failed(cause: unknown): void;
+}
+
+/**
+ * A socket to `host`, connecting at once, that hands its frames to `handler` until destroyed.
+ * Sockets are Node's: close-on-exec, never inherited by child processes.
+ */
+export class ProtocolSocket {
+  private readonly socket: net.Socket;
+  private readonly decoder: FrameDecoder;
+  /** Frames received and not yet handled (see `drain`). */
+  private backlog: Buffer[] = [];
+  /** A drain of the backlog waits for the next turn of the event loop. */
+  private draining = false;
+  private corked = false;
+  private destroyed = false;
+
+  constructor(
+    host: HostAddress,
+    tlsOptions: TransportOptions['tls'],
+    maxFrameBytes: number,
+    private readonly handler: SocketHandler,
+  ) {
+    this.decoder = new FrameDecoder(maxFrameBytes);
+    const socket = tlsOptions
+      ? tls.connect({ servername: net.isIP(host.host) ? undefined : host.host, ...tlsOptions, host: host.host, port: host.port })
+      : net.connect({ host: host.host, port: host.port });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.once(tlsOptions ? 'secureConnect' : 'connect', () => {
+      if (!this.destroyed) this.handler.opened();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (!this.destroyed) this.onData(chunk);
+    });
+    socket.on('end', () => {
+      if (this.destroyed) return;
+      try {
+        this.decoder.end();
+        this.handler.failed(new Error(`server ${formatHost(host)} closed the connection`));
+      } catch (err) {
+        this.handler.failed(err);
+      }
+    });
+    socket.on('error', (err) => {
+      if (!this.destroyed) this.handler.failed(err);
+    });
+    socket.on('close', () => {
+      if (!this.destroyed) this.handler.failed(new Error(`connection to ${formatHost(host)} closed`));
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    this.handler.received();
+    try {
+      this.decoder.push(chunk, (body) => this.backlog.push(body));
+    } catch (err) {
+      this.handler.failed(err);
+      return;
+    }
+    if (!this.draining) this.drain();
+  }
+
+  /**
+   * Handles the frames received, in order. A notification that follows a reply waits for a fresh
+   * turn of the event loop: the caller that awaited the reply has then resumed (as with separate
+   * callbacks), so a watcher never runs before the code that set its watch has seen the reply.
+   */
+  private drain(): void {
+    this.draining = false;
+    let replied = false;
+    try {
+      while (this.backlog.length > 0 && !this.destroyed) {
+        const body = this.backlog[0];
+        if (replied && this.handler.established() && body.length >= 4 && body.readInt32BE(0) === Xid.notification) {
+          this.draining = true;
+          setImmediate(() => {
+            if (!this.destroyed) this.drain();
+          });
+          return;
+        }
+        this.backlog.shift();
+        // A frame's handler may end the connection (an expired session, a close): the rest is dropped.
+        replied = this.handler.frame(body) || replied;
+      }
+    } catch (err) {
+      if (!this.destroyed) this.handler.failed(err);
+    }
+  }
+
+  /** Writes a frame. Writes in one turn of the event loop leave in one system call. */
+  write(bytes: Buffer): void {
+    this.cork();
+    this.socket.write(bytes);
+  }
+
+  /** Holds writes back until the end of this turn of the event loop. */
+  cork(): void {
+    if (this.corked) return;
+    this.corked = true;
+    const socket = this.socket;
+    socket.cork();
+    process.nextTick(() => {
+      if (!this.destroyed) this.corked = false;
+      socket.uncork();
+    });
+  }
+
+  /** Closes the socket; frames not yet handled are dropped and the handler hears no more. */
+  destroy(): void {
+    this.destroyed = true;
+    this.corked = false;
+    this.backlog = [];
+    this.draining = false;
+    this.socket.destroy();
+  }
+}
