@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { InvalidArgumentError } from './errors';
 import {
   joinPath,
@@ -126,6 +127,38 @@ describe('validatePath', () => {
       expect(() => validatePath('/a/')).toThrow(InvalidArgumentError);
       expect(() => validatePath('/a/', { sequential: false })).toThrow(InvalidArgumentError);
     });
+  });
+});
+
+describe('validatePath against the rules as written', () => {
+  // The rules of its TSDoc, checked one by one: the fast check must accept exactly these paths.
+  const valid = (path: string): boolean => {
+    if (!path.startsWith('/')) return false;
+    if (path === '/') return true;
+    if (path.endsWith('/')) return false;
+    return path
+      .slice(1)
+      .split('/')
+      .every((segment) => segment !== '' && segment !== '.' && segment !== '..' && [...segment].every((ch) => !isRefused(ch.charCodeAt(0))));
+  };
+  const isRefused = (code: number) => code === 0 || (code >= 0x01 && code <= 0x1f) || (code >= 0x7f && code <= 0x9f) || (code >= 0xd800 && code <= 0xf8ff) || code >= 0xfff0;
+  const alphabet = ['/', '/', '/', '.', 'a', 'Z', '-', '_', ' ', '\u0000', '\u0001', '\u001f', '\u007f', '\u009f', '\u00a0', '\ud800', '\uf8ff', '\uf900', '\ufff0', '\uffef', 'é'];
+  const paths = fc.array(fc.constantFrom(...alphabet), { maxLength: 12 }).map((chars) => chars.join(''));
+
+  it('accepts a path exactly when the rules do', () => {
+    fc.assert(
+      fc.property(paths, (path) => {
+        let accepted = true;
+        try {
+          validatePath(path);
+        } catch (err) {
+          expect(err).toBeInstanceOf(InvalidArgumentError);
+          accepted = false;
+        }
+        expect(accepted).toBe(valid(path));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import { validateClient, validateRecipePath } from '../../src/client/recipeArgum
 import type { ZkClient } from '../../src/client/ZkClient';
 import { InvalidArgumentError } from '../../src/errors';
 import { metrics, startClock, waitOutcome, type LockRecipe } from '../../src/metrics/channels';
-import { Deadline } from '../../src/util/deadline';
+import { Deadline, withTimeLimit } from '../../src/util/deadline';
 import { describeValue, validateFunction, validateOptions } from '../../src/validate';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError, NotLockOwnerError } from './errors';
@@ -239,7 +239,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (monitor.isLost) {
       log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
       monitor.release();
-      void this.internals.deleteOurNode(acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
+      void withTimeLimit(RELEASE_WAIT_MS, (signal) => this.internals.deleteOurNode(acquisition.node, signal));
       return undefined;
     }
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
@@ -270,6 +270,6 @@ export class InterProcessMutex implements InterProcessLock {
     this.held.delete(holding);
     holding.monitor.release();
     log('%s released: %s', this.path, holding.acquisition.node);
-    await this.internals.deleteOurNode(holding.acquisition.node, AbortSignal.timeout(RELEASE_WAIT_MS));
+    await withTimeLimit(RELEASE_WAIT_MS, (signal) => this.internals.deleteOurNode(holding.acquisition.node, signal));
   }
 }

@@ -10,7 +10,7 @@ import type { Stat } from '../../src/transport/Transport';
 import { deferred, raceAbort, sleep } from '../../src/util/async';
 import { subscribe } from '../../src/util/events';
 import { metrics, startClock, waitOutcome } from '../../src/metrics/channels';
-import { Deadline, DeadlineScope } from '../../src/util/deadline';
+import { Deadline, DeadlineScope, withTimeLimit } from '../../src/util/deadline';
 import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
 import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
@@ -202,7 +202,7 @@ export class InterProcessSemaphoreV2 {
   }
 
   private async acquireLoop(qty: number, deadline: Deadline, wait: boolean, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
-    const scope = new DeadlineScope(deadline, signal, new Error('deadline'));
+    const scope = new DeadlineScope(deadline, signal);
     const startedAt = Date.now();
     try {
       for (let retries = 0; ; retries++) {
@@ -320,7 +320,7 @@ export class InterProcessSemaphoreV2 {
       async () => {
         monitor.release();
         log('%s: returned %s', this.path, node);
-        await this.deleteNode(node, AbortSignal.timeout(RELEASE_WAIT_MS));
+        await withTimeLimit(RELEASE_WAIT_MS, (signal) => this.deleteNode(node, signal));
       },
     );
     return { lease, lost: monitor.isLost, monitor };

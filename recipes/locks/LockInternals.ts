@@ -128,7 +128,7 @@ export class LockInternals {
    */
   async attempt(options: AttemptOptions): Promise<Acquisition | undefined> {
     const node = this.nodeToCreate(options.node);
-    const scope = new DeadlineScope(options.deadline, options.signal, new Error('deadline'));
+    const scope = new DeadlineScope(options.deadline, options.signal);
     try {
       for (;;) {
         const created = await this.untilDeadline(scope, () =>

@@ -23,7 +23,9 @@ export const REVOKE_MESSAGE = '__REVOKE__';
  * it removes its watch; released, it aborts with 'RELEASED' and lets the node's deletion end it.
  */
 export class LockMonitor {
-  private readonly controller = new AbortController();
+  /** Made when someone asks for the signal: a hold nobody listens to costs no signal and no error. */
+  private controller: AbortController | undefined;
+  private lostAs: { reason: LockLostReason; cause: unknown } | undefined;
   private readonly stopListening: () => void;
   private watch: NodeWatch | undefined;
   private done = false;
@@ -55,6 +57,10 @@ export class LockMonitor {
   /** Aborted with a LockLostError when the lock can no longer be trusted. */
   get signal(): AbortSignal {
     this.watchNode();
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.lostAs) this.abort(this.controller, this.lostAs);
+    }
     return this.controller.signal;
   }
 
@@ -88,11 +94,16 @@ export class LockMonitor {
     if (reason === 'RELEASED') watch?.detach();
     else void watch?.close();
     if (reason !== 'RELEASED') log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
-    this.controller.abort(new LockLostError(reason, { path: this.node, cause }));
+    this.lostAs = { reason, cause };
+    if (this.controller) this.abort(this.controller, this.lostAs);
     if (this.heldSince > 0 && this.heldAs && metrics.lockHold.hasSubscribers) {
       const outcome = reason === 'RELEASED' ? 'released' : 'lost';
       metrics.lockHold.publish({ ...this.heldAs, node: this.node, holdMs: performance.now() - this.heldSince, outcome, reason: outcome === 'lost' ? reason : undefined });
     }
+  }
+
+  private abort(controller: AbortController, lost: { reason: LockLostReason; cause: unknown }): void {
+    controller.abort(new LockLostError(lost.reason, { path: this.node, cause: lost.cause }));
   }
 
   /** Watches our own node, in its session: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */

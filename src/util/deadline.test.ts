@@ -74,6 +74,22 @@ describe('DeadlineScope', () => {
     expect(other.timedOut).toBe(false);
     other.dispose();
   });
+
+  it('without a reason of its own, makes one at the deadline; an outer abort is never taken for it', async () => {
+    const scope = new DeadlineScope(Deadline.after(5), undefined);
+    expect(scope.isTimeout(undefined)).toBe(false);
+    await new Promise((r) => scope.signal.addEventListener('abort', r));
+    expect(scope.signal.reason).toBeInstanceOf(Error);
+    expect(scope.timedOut).toBe(true);
+    expect(scope.isTimeout(scope.signal.reason)).toBe(true);
+
+    const outer = new AbortController();
+    const other = new DeadlineScope(Deadline.after(10_000), outer.signal);
+    outer.abort(undefined);
+    expect(other.timedOut).toBe(false);
+    expect(other.isTimeout(other.signal.reason)).toBe(false);
+    other.dispose();
+  });
 });
 
 describe('StepLoop', () => {

@@ -99,41 +99,59 @@ export function waitFor<T>(promise: Promise<T>, options: WaitOptions<T> = {}): P
 
 /**
  * A signal for the operations of one timed call: it aborts when `signal` aborts (with its reason)
- * or when the deadline passes (with `timeoutReason`, so the caller can tell the two apart). Call
- * `dispose()` when the call ends, to stop the timer and let go of `signal`.
+ * or when the deadline passes (with the scope's timeout reason, so the caller can tell the two
+ * apart). Call `dispose()` when the call ends, to stop the timer and let go of `signal`.
  */
 export class DeadlineScope {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private readonly cancelTimer: () => void;
   private readonly onOuterAbort: () => void;
+  /** The reason the deadline aborted with; undefined until then unless the caller gave one. */
+  private reason: Error | undefined;
 
+  /**
+   * @param timeoutReason what the signal aborts with at the deadline. Without one, the scope makes
+   *   its own when the deadline passes, for callers that only ask `isTimeout`: a call that ends in
+   *   time then builds no error.
+   */
   constructor(
     readonly deadline: Deadline,
     private readonly outer: AbortSignal | undefined,
-    readonly timeoutReason: Error,
+    timeoutReason?: Error,
   ) {
+    this.reason = timeoutReason;
     this.signal = this.controller.signal;
     // Every request of the call listens to it.
     setMaxListeners(Infinity, this.signal);
     this.onOuterAbort = () => this.controller.abort(abortReason(outer as AbortSignal));
     if (outer?.aborted) this.onOuterAbort();
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
-    this.cancelTimer = startTimer(deadline.remainingMs, () => this.controller.abort(timeoutReason));
+    this.cancelTimer = startTimer(deadline.remainingMs, () => this.controller.abort((this.reason ??= new Error('the deadline passed'))));
   }
 
   /** Whether the deadline, not the outer signal, ended the call. */
   get timedOut(): boolean {
-    return this.signal.aborted && this.signal.reason === this.timeoutReason;
+    return this.signal.aborted && this.reason !== undefined && this.signal.reason === this.reason;
   }
 
   /** Whether `err` is this scope's own timeout. */
   isTimeout(err: unknown): boolean {
-    return err === this.timeoutReason;
+    return this.reason !== undefined && err === this.reason;
   }
 
   dispose(): void {
     this.cancelTimer();
     this.outer?.removeEventListener('abort', this.onOuterAbort);
+  }
+}
+
+/** Runs `work` with a signal that aborts after `timeoutMs`; the timer ends with the work. */
+export async function withTimeLimit<T>(timeoutMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const scope = new DeadlineScope(Deadline.after(timeoutMs), undefined);
+  try {
+    return await work(scope.signal);
+  } finally {
+    scope.dispose();
   }
 }
