@@ -243,11 +243,21 @@ export class DistributedDoubleBarrier {
     await this.client.delete(this.readyPath, { quietly: true, signal });
   }
 
-  /** Deletes our member node, if it still lives. Without a signal (cleanup), the delete is guaranteed. */
+  /**
+   * Deletes our member node, if it still lives. Without a signal (cleanup), the delete is
+   * guaranteed. Pinned to the node's session: our path is the same for every enter, so a delete
+   * retried in a later session could take the node a later enter made there. A session that ends
+   * meanwhile took the node with it: done.
+   */
   private async deleteOurNode(signal: AbortSignal | undefined): Promise<void> {
     const session = this.nodeSession;
     this.nodeSession = undefined;
     if (session === undefined || session.isEnded) return;
-    await this.client.delete(this.ourPath, { quietly: true, guaranteed: signal === undefined, signal });
+    try {
+      await this.client.delete(this.ourPath, { quietly: true, guaranteed: signal === undefined, signal, session });
+    } catch (err) {
+      if (!isZkError(err, 'SESSION_LOST')) throw err;
+      log('%s: member %s went with its session %s', this.path, this.ourPath, session);
+    }
   }
 }

@@ -1,8 +1,9 @@
 import debug from 'debug';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
+import { isZkError, serverError } from '../../src/errors';
+import { NodeWatch, type NodeData } from '../../src/watch';
 import { QueueBase, type PutOptions, type QueueOptions } from './QueueBase';
+import { QueueItems, type ItemLock } from './QueueItems';
 import { ID_ORDER, QUEUE_ITEM_NAME, fixId, idItemName, parseId } from './naming';
 
 const log = debug('zk-recipes:queue:id');
@@ -29,8 +30,11 @@ const log = debug('zk-recipes:queue:id');
  * ```
  */
 export class DistributedIdQueue<T> extends QueueBase<T> {
+  private readonly items: QueueItems;
+
   constructor(client: ZkClient, path: string, options?: QueueOptions<T>) {
     super(client, path, options, ID_ORDER);
+    this.items = new QueueItems(this.client, this.path, this.lockPath);
   }
 
   /**
@@ -47,7 +51,11 @@ export class DistributedIdQueue<T> extends QueueBase<T> {
    * Deletes the items with this id that no consumer has yet; resolves to how many it deleted.
    * In lock-safe mode an item a consumer is handling (its lock is taken) is left alone. The id is
    * compared after `/` and `|` become `_`, as it was written (Curator compares the raw id, so
-   * it misses ids with those characters).
+   * it misses ids with those characters). Each item is deleted under our EPHEMERAL lock node, in
+   * that node's session only (item and lock node in one transaction where the transport has
+   * multi): when the session ends midway, the item's removal starts over in the next session, and
+   * never touches a lock another consumer took meanwhile, nor the item it holds. An item whose
+   * delete went through just before the session ended may then not be counted.
    */
   async remove(id: string): Promise<number> {
     const fixed = fixId(id);
@@ -68,24 +76,68 @@ export class DistributedIdQueue<T> extends QueueBase<T> {
     return count;
   }
 
+  /**
+   * Deletes one item under our EPHEMERAL lock node, in that node's session only: once the session
+   * has ended, our lock is gone and another consumer may have locked the item (its lock node at
+   * the same path), so nothing of ours may touch either in a later session. A session that ends
+   * midway starts this item's removal over in the next one.
+   */
   private async removeNode(name: string): Promise<boolean> {
-    const itemPath = joinPath(this.path, name);
-    if (this.lockPath === undefined) return deleted(this.client.delete(itemPath));
-    const lockNode = joinPath(this.lockPath, name);
-    try {
-      await this.client.create(lockNode, { mode: 'EPHEMERAL' });
-    } catch (err) {
-      // Being consumed, or already consumed and its lock is on the way out.
-      if (isZkError(err, 'NODEEXISTS')) return false;
-      throw err;
+    if (this.lockPath === undefined) return deleted(this.client.delete(this.items.itemPath(name)));
+    // Our sessions that ended during this removal: a lock node of theirs stands until the server
+    // has expired them, and is not another consumer's.
+    const ended = new Set<bigint>();
+    for (;;) {
+      const before = this.client.session;
+      const created = await this.items.lock(name);
+      // A create retried after a lost reply runs in the next session when ours ended meanwhile.
+      if (before?.isEnded) ended.add(before.id);
+      if (created === 'noParent') throw serverError('NONODE', { path: this.items.lockNode(name), message: `the lock path ${this.lockPath} is missing` });
+      const lock = created === 'exists' ? await this.standingLock(name, ended) : created;
+      if (lock === 'taken') return false;
+      if (lock === 'again') continue;
+      try {
+        const { deleted: done, lockReleased } = await this.items.deleteUnderLock(name, lock);
+        if (!lockReleased) await this.items.releaseLock(lock);
+        return done;
+      } catch (err) {
+        await this.items.releaseLock(lock);
+        if (!isZkError(err, 'SESSION_LOST') || lock.session.closedByClient) throw err;
+        ended.add(lock.session.id);
+        log('%s: the session %s of our lock on %s ended: removing it again in the next session', this.path, lock.session, name);
+      }
     }
-    try {
-      return await deleted(this.client.delete(itemPath));
-    } finally {
-      await this.client.delete(lockNode, { quietly: true, guaranteed: true }).catch((err: unknown) => {
-        log('%s: releasing the lock on %s: %s', this.path, name, String(err));
-      });
-    }
+  }
+
+  /**
+   * The lock node our create found standing: ours when it is of the current session (a create
+   * retried after a lost reply); 'again' when it is gone, or once a node of our ended session is
+   * (the server deletes it when it expires that session); else 'taken' by a consumer.
+   */
+  private async standingLock(name: string, ended: ReadonlySet<bigint>): Promise<ItemLock | 'taken' | 'again'> {
+    const node = this.items.lockNode(name);
+    const stat = await this.client.exists(node);
+    // The reply came in this session: events (an end of the session) come after replies.
+    const session = this.client.session;
+    if (stat === null) return 'again';
+    if (session !== undefined && stat.ephemeralOwner === session.id) return { node, session };
+    if (!ended.has(stat.ephemeralOwner)) return 'taken';
+    log('%s: our lock on %s of the ended session 0x%s still stands: waiting for it to go', this.path, name, stat.ephemeralOwner.toString(16));
+    await nodeGone(this.client, node, stat.ephemeralOwner);
+    return 'again';
+  }
+}
+
+/** Resolves once the node at `path` is no longer the one of session `owner`, or the watch ends. */
+async function nodeGone(client: ZkClient, path: string, owner: bigint): Promise<void> {
+  let wake!: () => void;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  const isOurs = (node: NodeData | null) => node !== null && node.stat.ephemeralOwner === owner;
+  const watch = new NodeWatch(client, path, (node) => !isOurs(node) && wake(), { creation: false, onEnd: () => wake() });
+  try {
+    if (isOurs(await watch.start())) await woken;
+  } finally {
+    await watch.close();
   }
 }
 

@@ -122,12 +122,13 @@ export class QueueItems {
       try {
         if (lock !== undefined && !lock.session.isEnded && this.client.supports('multi')) {
           try {
-            await this.client.transaction().delete(this.itemPath(name)).delete(lock.node).commit();
+            // In the lock's session only: in a later one the lock node's path may hold another consumer's.
+            await this.client.transaction().delete(this.itemPath(name)).delete(lock.node).commit({ session: lock.session });
             return true;
           } catch (err) {
             // The item or the lock node gone (a retried commit whose first went in, or a session
             // that ended): the plain delete below says which.
-            if (!(err instanceof TransactionError) || err.failedCode !== 'NONODE') throw err;
+            if (!(err instanceof TransactionError && err.failedCode === 'NONODE') && !isZkError(err, 'SESSION_LOST')) throw err;
           }
         }
         await this.client.delete(this.itemPath(name), { quietly: true });
@@ -141,16 +142,48 @@ export class QueueItems {
   }
 
   /**
+   * Deletes an item while our lock on it holds, in the lock's session only. Where the transport
+   * has multi, the item and the lock node go in one transaction (`lockReleased`); else the item
+   * alone, and the caller releases the lock. `deleted` is false when the item was gone already (or
+   * when our lock node was, which leaves the item alone). Rejects with SessionLostError when the
+   * lock's session ended first: the lock went with it, another consumer may hold the item now,
+   * and nothing of ours may touch either in a later session.
+   */
+  async deleteUnderLock(name: string, lock: ItemLock): Promise<{ deleted: boolean; lockReleased: boolean }> {
+    const itemPath = this.itemPath(name);
+    const session = lock.session;
+    if (!this.client.supports('multi')) {
+      try {
+        await this.client.delete(itemPath, { session });
+        return { deleted: true, lockReleased: false };
+      } catch (err) {
+        if (isZkError(err, 'NONODE')) return { deleted: false, lockReleased: false };
+        throw err;
+      }
+    }
+    try {
+      await this.client.transaction().delete(itemPath).delete(lock.node).commit({ session });
+      return { deleted: true, lockReleased: true };
+    } catch (err) {
+      if (!(err instanceof TransactionError) || err.failedCode !== 'NONODE') throw err;
+      // The item gone (consumed, removed, or by a first commit whose reply was lost: it then
+      // counts as not ours); or our lock node gone while its session lasts (deleted by hand).
+      return { deleted: false, lockReleased: err.failedIndex === 1 };
+    }
+  }
+
+  /**
    * Deletes our lock node, if it is still ours: after our session ended it went with it, and a
-   * node at that path belongs to another consumer. The owner check narrows the gap to one round
-   * trip. A connection problem leaves the delete to the background (guaranteed).
+   * node at that path belongs to another consumer. The owner check and the delete run in the
+   * lock's session only; a connection problem leaves the delete to the background (guaranteed),
+   * in that session too.
    */
   async releaseLock(lock: ItemLock): Promise<void> {
     if (lock.session.isEnded) return;
     try {
       const stat = await this.client.exists(lock.node, { session: lock.session });
       if (stat === null || stat.ephemeralOwner !== lock.session.id) return;
-      await this.client.delete(lock.node, { version: stat.version, quietly: true, guaranteed: true });
+      await this.client.delete(lock.node, { version: stat.version, quietly: true, guaranteed: true, session: lock.session });
     } catch (err) {
       // Ephemeral: at worst it goes with the session.
       log('%s: releasing the lock %s: %s', this.path, lock.node, (err as Error).message);

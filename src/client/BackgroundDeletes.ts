@@ -4,6 +4,7 @@ import type { Transport } from '../transport/Transport';
 import type { Connection } from './Connection';
 import { deleteTree } from './nodeOps';
 import { findProtectedNode } from './protection';
+import type { Session } from './Session';
 
 const log = debug('zk-recipes:client:background');
 
@@ -26,29 +27,42 @@ export class BackgroundDeletes {
     return this.pending.size;
   }
 
-  /** Deletes a node (a full path) in the background. */
-  delete(fullPath: string, version = -1, recursive = false): void {
-    if (this.pending.has(fullPath)) return;
-    this.pending.add(fullPath);
-    void this.run(`background delete of ${fullPath}`, async (t) => {
-      await deleteTree(t, fullPath, version, recursive);
-      log('background delete of %s done (session %s)', fullPath, this.connection.session ?? '-');
-    }).finally(() => this.pending.delete(fullPath));
+  /**
+   * Deletes a node (a full path) in the background, in `session` (for an ephemeral node of it),
+   * or else in the session current now. It never runs in a later session: there the path may hold
+   * another session's node.
+   */
+  delete(fullPath: string, version = -1, recursive = false, session: Session | undefined = this.connection.session): void {
+    const key = `${session ?? '-'} ${fullPath}`;
+    if (this.pending.has(key)) return;
+    this.pending.add(key);
+    void this.run(
+      `background delete of ${fullPath}`,
+      async (t) => {
+        await deleteTree(t, fullPath, version, recursive);
+        log('background delete of %s done (session %s)', fullPath, session ?? '-');
+      },
+      session,
+    ).finally(() => this.pending.delete(key));
   }
 
   /** Finds the node a lost protected create may have made, and deletes it (Curator's findAndDeleteProtectedNodeInBackground). */
   deleteProtected(parent: string, protectedId: string, ephemeral: boolean): void {
-    void this.run(`protected clean-up under ${parent}`, async (t) => {
-      const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.delete(stale));
-      if (found) this.delete(found);
-    });
+    const session = this.connection.session;
+    void this.run(
+      `protected clean-up under ${parent}`,
+      async (t) => {
+        const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => this.delete(stale, -1, false, session));
+        if (found) this.delete(found, -1, false, session);
+      },
+      session,
+    );
   }
 
-  /** Runs `work` on the asking session's connection, again after every connection problem. Never rejects. */
-  private async run(what: string, work: (t: Transport) => Promise<void>): Promise<void> {
-    const session = this.connection.session;
+  /** Runs `work` on `session`'s connection, again after every connection problem, until that session ends. Never rejects. */
+  private async run(what: string, work: (t: Transport) => Promise<void>, session: Session | undefined): Promise<void> {
     try {
-      while (this.connection.isStarted && this.connection.session === session) {
+      while (this.connection.isStarted && this.connection.session === session && !session?.isEnded) {
         try {
           const live = this.connection.live() ?? (await this.connection.waitForConnection(this.connectionTimeoutMs, undefined));
           if (live === undefined || live.session !== session) continue;

@@ -5,7 +5,8 @@ import { raceAbort } from '../util/async';
 import { toData, validateOptions, validateSignal } from '../validate';
 import type { Namespace } from './Namespace';
 import type { RetryLoop } from './RetryLoop';
-import { validateMode, validateVersion } from './validation';
+import type { Session } from './Session';
+import { validateMode, validateSession, validateVersion } from './validation';
 
 /** What one operation of a committed transaction gave. */
 export type TransactionResult =
@@ -46,7 +47,19 @@ export class TransactionError extends ZkError {
 }
 
 /** Runs a transaction's operations (paths relative to the namespace) and resolves with the server's results. */
-export type CommitTransaction = (ops: readonly Op[], signal: AbortSignal | undefined) => Promise<OpResult[]>;
+export type CommitTransaction = (ops: readonly Op[], signal: AbortSignal | undefined, session: Session | undefined) => Promise<OpResult[]>;
+
+/** Options of {@link Transaction.commit}. */
+export interface CommitOptions {
+  /** Aborts the wait; the commit rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /**
+   * Commit only in this session: once it has ended, reject with SessionLostError instead of
+   * retrying in the next one. For transactions on ephemeral nodes of that session (deleting an
+   * item together with our lock node): in a later session the path may hold another's node.
+   */
+  session?: Session;
+}
 
 /**
  * Operations committed together with ZooKeeper's multi: all of them happen, or none. Build it with
@@ -105,15 +118,18 @@ export class Transaction {
    * Commits the operations atomically. Resolves with a result per operation, in order (a create's
    * path with its sequence, relative to the namespace). Rejects with TransactionError when the
    * server refused it (nothing happened), with UnsupportedError on a transport without multi (the
-   * native binding), or with the error that stopped it. A transaction commits once.
+   * native binding), with SessionLostError when pinned to a `session` that has ended, or with the
+   * error that stopped it. A transaction commits once.
    */
-  async commit(options: { signal?: AbortSignal } = {}): Promise<TransactionResult[]> {
-    const signal = validateSignal(validateOptions(options, 'options').signal);
+  async commit(options: CommitOptions = {}): Promise<TransactionResult[]> {
+    const o = validateOptions(options, 'options');
+    const signal = validateSignal(o.signal);
+    const session = validateSession(o.session);
     if (this.ops.length === 0) throw new InvalidArgumentError('a transaction needs at least one operation');
     if (this.committed) throw new InvalidArgumentError('a transaction commits once');
     this.committed = true;
     this.checkSize(this.ops);
-    const results = await this.run(this.ops, signal);
+    const results = await this.run(this.ops, signal, session);
     const failedIndex = results.findIndex((r) => r.type === 'error' && r.code !== 'OK' && r.code !== 'RUNTIMEINCONSISTENCY');
     if (failedIndex >= 0 || results.some((r) => r.type === 'error')) {
       const outcomes = this.ops.map((op, i) => {
@@ -145,12 +161,17 @@ export class Transaction {
 }
 
 /** Runs a transaction's operations with multi, retried as every operation is, with paths through the namespace. */
-export async function commitTransaction(ctx: { retry: RetryLoop; namespace: Namespace }, ops: readonly Op[], signal: AbortSignal | undefined): Promise<OpResult[]> {
+export async function commitTransaction(
+  ctx: { retry: RetryLoop; namespace: Namespace },
+  ops: readonly Op[],
+  signal: AbortSignal | undefined,
+  session?: Session,
+): Promise<OpResult[]> {
   const { retry, namespace } = ctx;
   await namespace.ensure(signal);
   const full = ops.map((op) => ({ ...op, path: namespace.full(op.path) }));
   const results = await raceAbort(
-    retry.run({ operation: 'multi', path: ops[0].path, signal }, (t) => {
+    retry.run({ operation: 'multi', path: ops[0].path, signal, session }, (t) => {
       if (!t.multi) throw new UnsupportedError('transactions need multi, which the native transport does not have: use the protocol transport');
       return t.multi(full);
     }),

@@ -1,9 +1,9 @@
-import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type ConnectionState } from '..';
+import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type AclProvider, type ConnectionState } from '..';
 import { RetryNTimes } from '../retry';
 import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
 import { findProtectedNode } from './protection';
 
-function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number } = {}) {
+function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number; aclProvider?: AclProvider } = {}) {
   const zk = new FakeZooKeeper();
   const client = new ZkClient({
     connectString: '127.0.0.1:2181',
@@ -11,6 +11,7 @@ function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number } = {
     connectionTimeoutMs: 200,
     retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
     transportFactory: zk.factory(options.autoConnect ?? true),
+    aclProvider: options.aclProvider,
   });
   const states: ConnectionState[] = [];
   client.on('stateChanged', (s) => states.push(s));
@@ -178,15 +179,9 @@ describe('ZkClient (in-memory fake)', () => {
   });
 
   it("with an aclProvider, an ephemeral node's ACL is set in the node's session; once it has ended, the create rejects with SESSION_LOST", async () => {
-    const zk = new FakeZooKeeper();
     let strike: (() => void) | undefined;
     const acl = [{ perms: Perms.ALL, scheme: 'world', id: 'anyone' }];
-    const client = new ZkClient({
-      connectString: '127.0.0.1:2181',
-      sessionTimeoutMs: 1_000,
-      connectionTimeoutMs: 200,
-      retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
-      transportFactory: zk.factory(true),
+    const { zk, client } = setup({
       aclProvider: {
         getDefaultAcl: () => acl,
         getAclForPath: () => {

@@ -263,19 +263,24 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclProvider: this.options.aclProvider }, { ...request, listParent });
   }
 
-  /** Deletes a node. See DeleteOptions for versions, recursion, guaranteed and quiet deletes. */
+  /**
+   * Deletes a node. See DeleteOptions for versions, recursion, guaranteed and quiet deletes, and
+   * for `session`: a delete of an ephemeral node pinned to the node's session, which never runs
+   * in a later one (there it rejects with SessionLostError).
+   */
   async delete(path: string, options: DeleteOptions = {}): Promise<void> {
     const o = validateOptions(options, 'options');
     this.checkPath(path, 'the delete');
     if (path === '/') throw new InvalidArgumentError('cannot delete the root node', { path });
     const version = validateVersion(o.version);
     const signal = validateSignal(o.signal);
+    const session = validateSession(o.session);
     const full = this.ns.full(path);
     const recursive = o.recursive === true;
     try {
       await this.ns.ensure(signal);
       await raceAbort(
-        this.retry.run({ operation: 'delete', path, signal }, async (t, n) => {
+        this.retry.run({ operation: 'delete', path, signal, session }, async (t, n) => {
           try {
             await deleteTree(t, full, version, recursive);
           } catch (err) {
@@ -288,7 +293,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       );
     } catch (err) {
       if (o.quietly && isZkError(err, 'NONODE')) return;
-      if (o.guaranteed && (isRetryableError(err) || err === signal?.reason)) this.background.delete(full, version, recursive);
+      // A pinned delete goes on in its own session only: once that has ended, the node has gone with it.
+      if (o.guaranteed && (isRetryableError(err) || err === signal?.reason) && !session?.isEnded) this.background.delete(full, version, recursive, session);
       throw err;
     }
   }
@@ -378,7 +384,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    */
   transaction(): Transaction {
     return new Transaction(
-      (ops, signal) => commitTransaction({ retry: this.retry, namespace: this.ns }, ops, signal),
+      (ops, signal, session) => commitTransaction({ retry: this.retry, namespace: this.ns }, ops, signal, session),
       (ops) => checkRequestSize(multiRequestBytes(ops.map((op) => ({ ...op, path: this.serverPath(op.path) }))), this.options.maxRequestBytes, 'the transaction', ops[0].path),
       this.options.defaultData,
     );

@@ -103,7 +103,8 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     }
   });
   const created = await raceAbort(attempt, req.signal, (late) => {
-    if (late.status === 'fulfilled') background.delete(late.value.path);
+    // An ephemeral node is deleted in its own session only: in a later one the path may hold another's.
+    if (late.status === 'fulfilled') background.delete(late.value.path, -1, false, ephemeral ? late.value.session : undefined);
     else if (protectedId && isRetryableError(late.reason)) background.deleteProtected(parent, protectedId, ephemeral);
   }).catch((err: unknown) => {
     if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);

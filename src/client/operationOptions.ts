@@ -33,6 +33,15 @@ export interface DeleteOptions extends OperationOptions {
   guaranteed?: boolean;
   /** Resolve instead of rejecting when the node does not exist. */
   quietly?: boolean;
+  /**
+   * Delete only in this session, for an EPHEMERAL node of it: a retry in a later session would
+   * act on whatever holds the path by then (another session's node, or one of ours made later).
+   * Once the session has ended, the delete rejects with SessionLostError (unsent when it had ended
+   * before): the node is gone with the session, or going (the server deletes it when it expires the
+   * session). `quietly` does not cover that; a caller that only wants the node gone takes
+   * SESSION_LOST as done. With `guaranteed`, the background retries run in this session only.
+   */
+  session?: Session;
 }
 
 export interface WatchOptions extends OperationOptions {

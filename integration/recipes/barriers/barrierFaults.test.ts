@@ -99,6 +99,54 @@ describe('the barriers under faults', () => {
     expect(await childrenOf(watcher, path)).toEqual([]);
   });
 
+  // Our member path is the same for every enter of one object. The clean-up delete of a failed
+  // enter is held back here until the session has ended and a later enter has made the node again
+  // in the next session, as a retry of it (or a background delete) would be: pinned to the old
+  // node's session, it must not take the new one.
+  it("DistributedDoubleBarrier: a failed enter's clean-up delete that runs late, in the next session, leaves the node a later enter made there", async () => {
+    const aClient = await connect();
+    const watcher = await connect();
+    const states = new StateRecorder(aClient);
+    const a = new DistributedDoubleBarrier(aClient, path, 2);
+    let letCleanupRun!: () => void;
+    const cleanupMayRun = new Promise<void>((resolve) => (letCleanupRun = resolve));
+    let cleanupHeld!: () => void;
+    const cleanupAsked = new Promise<void>((resolve) => (cleanupHeld = resolve));
+    const cleanups: Array<Promise<void>> = [];
+    const realDelete = aClient.delete.bind(aClient);
+    aClient.delete = (p, options) => {
+      if (p !== a.ourPath || options?.guaranteed !== true) return realDelete(p, options);
+      cleanupHeld();
+      const late = cleanupMayRun.then(() => realDelete(p, options));
+      cleanups.push(late);
+      return late;
+    };
+
+    const firstSession = aClient.sessionId;
+    const controller = new AbortController();
+    const first = a.enter({ signal: controller.signal, timeoutMs: timing(60_000) });
+    await eventually('our node in the first session', async () => (await watcher.exists(a.ourPath))?.ephemeralOwner === firstSession);
+    controller.abort(new Error('gave up'));
+    await cleanupAsked;
+    const mark = states.mark();
+    await expireSession(aClient);
+    await states.waitFor('RECONNECTED', mark);
+    expect(aClient.sessionId).not.toBe(firstSession);
+    const second = a.enter({ timeoutMs: timing(60_000) });
+    await eventually('our node in the next session', async () => (await watcher.exists(a.ourPath))?.ephemeralOwner === aClient.sessionId);
+
+    letCleanupRun();
+    await expect(first).rejects.toThrow('gave up');
+    await Promise.allSettled(cleanups);
+    expect(cleanups).toHaveLength(1);
+    expect((await watcher.exists(a.ourPath))?.ephemeralOwner).toBe(aClient.sessionId);
+    const b = new DistributedDoubleBarrier(watcher, path, 2);
+    await b.enter({ timeoutMs: timing(10_000) });
+    await second;
+    await Promise.all([a.leave({ timeoutMs: timing(10_000) }), b.leave({ timeoutMs: timing(10_000) })]);
+    expect(await childrenOf(watcher, path)).toEqual([]);
+  });
+
   it('DistributedDoubleBarrier: the lowest member loses its session while waiting to leave; it counts as left, and everyone gets out', async () => {
     const clientsOf = await Promise.all([connect(), connect()]);
     const members = clientsOf.map((c) => new DistributedDoubleBarrier(c, path, 2));
