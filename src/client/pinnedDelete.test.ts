@@ -27,7 +27,15 @@ describe('ZkClient.delete pinned to a session (in-memory fake)', () => {
       t.connect();
       expect(transport()).not.toBe(t);
     };
-    return { zk, client, transport, plant, expire };
+    /** Starts the client, creates the EPHEMERAL node /e and drops the connection: resolves with the node's session. */
+    const ephemeralThenDrop = async () => {
+      client.start();
+      transport().connect();
+      const { session } = await client.createAndListParent('/e', { mode: 'EPHEMERAL' });
+      transport().disconnect();
+      return session;
+    };
+    return { zk, client, transport, plant, expire, ephemeralThenDrop };
   }
 
   /** Resolves once the client's background deletes are done; rejects after `timeoutMs`. */
@@ -65,11 +73,8 @@ describe('ZkClient.delete pinned to a session (in-memory fake)', () => {
   });
 
   it('a pinned delete waiting for a connection when its session ends is not run in the next session', async () => {
-    const { zk, client, transport, plant, expire } = setup();
-    client.start();
-    transport().connect();
-    const { session } = await client.createAndListParent('/e', { mode: 'EPHEMERAL' });
-    transport().disconnect();
+    const { zk, client, transport, plant, expire, ephemeralThenDrop } = setup();
+    const session = await ephemeralThenDrop();
     const deleting = client.delete('/e', { session, quietly: true, guaranteed: true });
     expire();
     transport().connect();
@@ -82,11 +87,8 @@ describe('ZkClient.delete pinned to a session (in-memory fake)', () => {
   });
 
   it('guaranteed: when the retries run out in the session, the background delete goes on in it', async () => {
-    const { zk, client, transport } = setup();
-    client.start();
-    transport().connect();
-    const { session } = await client.createAndListParent('/e', { mode: 'EPHEMERAL' });
-    transport().disconnect();
+    const { zk, client, transport, ephemeralThenDrop } = setup();
+    const session = await ephemeralThenDrop();
     await expect(client.delete('/e', { session, guaranteed: true })).rejects.toMatchObject({ code: 'CONNECTION_TIMEOUT' });
     expect(client.pendingBackgroundDeletes).toBe(1);
     expect(zk.nodes.has('/e')).toBe(true);
@@ -99,11 +101,8 @@ describe('ZkClient.delete pinned to a session (in-memory fake)', () => {
   });
 
   it("guaranteed: the background delete of an ended session's node leaves the path alone in the next session", async () => {
-    const { zk, client, transport, plant, expire } = setup();
-    client.start();
-    transport().connect();
-    const { session } = await client.createAndListParent('/e', { mode: 'EPHEMERAL' });
-    transport().disconnect();
+    const { zk, client, transport, plant, expire, ephemeralThenDrop } = setup();
+    const session = await ephemeralThenDrop();
     await expect(client.delete('/e', { session, guaranteed: true })).rejects.toMatchObject({ code: 'CONNECTION_TIMEOUT' });
     expect(client.pendingBackgroundDeletes).toBe(1);
     expire();
@@ -119,11 +118,8 @@ describe('ZkClient.delete pinned to a session (in-memory fake)', () => {
   it('guaranteed: a pinned delete whose retries run out after its session ended leaves nothing in the background', async () => {
     // Its retries wait for a connection in the next session, which drops before they are done:
     // a background delete bound to the session current then would run in it.
-    const { zk, client, transport, plant, expire } = setup();
-    client.start();
-    transport().connect();
-    const { session } = await client.createAndListParent('/e', { mode: 'EPHEMERAL' });
-    transport().disconnect();
+    const { zk, client, transport, plant, expire, ephemeralThenDrop } = setup();
+    const session = await ephemeralThenDrop();
     const deleting = client.delete('/e', { session, quietly: true, guaranteed: true });
     expire();
     transport().connect();
