@@ -25,10 +25,10 @@ export const REVOKE_MESSAGE = '__REVOKE__';
 export class LockMonitor {
   /** Made when someone asks for the signal: a hold nobody listens to costs no signal and no error. */
   private controller: AbortController | undefined;
+  /** Why the lock can no longer be trusted (or was released); undefined while it holds. */
   private lostAs: { reason: LockLostReason; cause: unknown } | undefined;
   private readonly stopListening: () => void;
   private watch: NodeWatch | undefined;
-  private done = false;
   /** When the hold began, for the hold-time metric; 0 while not handed out, or when nobody listened then. */
   private heldSince = 0;
   private heldAs: { recipe: LockRecipe; path: string } | undefined;
@@ -59,14 +59,14 @@ export class LockMonitor {
     this.watchNode();
     if (this.controller === undefined) {
       this.controller = new AbortController();
-      if (this.lostAs) this.abort(this.controller, this.lostAs);
+      this.abortIfLost();
     }
     return this.controller.signal;
   }
 
   /** Whether the lock can no longer be trusted (or was released). Asking does not start the node's watch. */
   get isLost(): boolean {
-    return this.done;
+    return this.lostAs !== undefined;
   }
 
   /** The lease was handed out: the hold begins (for the lock-hold metric). */
@@ -86,29 +86,29 @@ export class LockMonitor {
   }
 
   private lose(reason: LockLostReason, cause?: unknown): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.lostAs) return;
+    this.lostAs = { reason, cause };
     this.stopListening();
     // Released, the node is deleted next: that ends the server's watch without a request of ours.
     const watch = this.watch ?? this.own?.watch;
     if (reason === 'RELEASED') watch?.detach();
     else void watch?.close();
     if (reason !== 'RELEASED') log('lock node %s lost: %s (session %s)', this.node, reason, this.session);
-    this.lostAs = { reason, cause };
-    if (this.controller) this.abort(this.controller, this.lostAs);
+    this.abortIfLost();
     if (this.heldSince > 0 && this.heldAs && metrics.lockHold.hasSubscribers) {
       const outcome = reason === 'RELEASED' ? 'released' : 'lost';
       metrics.lockHold.publish({ ...this.heldAs, node: this.node, holdMs: performance.now() - this.heldSince, outcome, reason: outcome === 'lost' ? reason : undefined });
     }
   }
 
-  private abort(controller: AbortController, lost: { reason: LockLostReason; cause: unknown }): void {
-    controller.abort(new LockLostError(lost.reason, { path: this.node, cause: lost.cause }));
+  /** Aborts the signal, if anyone has asked for it, once the lock is lost. */
+  private abortIfLost(): void {
+    if (this.controller && this.lostAs) this.controller.abort(new LockLostError(this.lostAs.reason, { path: this.node, cause: this.lostAs.cause }));
   }
 
   /** Watches our own node, in its session: its deletion is a loss, and `__REVOKE__` in it asks us to let go. */
   private watchNode(): void {
-    if (this.watch !== undefined || this.done) return;
+    if (this.watch !== undefined || this.lostAs) return;
     const check = (node: NodeData | null) => {
       if (node === null) return this.lose('NODE_DELETED');
       if (node.stat.ephemeralOwner !== this.session.id) return this.lose('NOT_OUR_NODE');
