@@ -30,9 +30,10 @@ export class BackgroundDeletes {
   /**
    * Deletes a node (a full path) in the background, in `session` (for an ephemeral node of it),
    * or else in the session current now. It never runs in a later session: there the path may hold
-   * another session's node.
+   * another session's node. Nothing is done for a session that has ended: its node went with it.
    */
   delete(fullPath: string, version = -1, recursive = false, session: Session | undefined = this.connection.session): void {
+    if (session?.isEnded) return;
     const key = `${session ?? '-'} ${fullPath}`;
     if (this.pending.has(key)) return;
     this.pending.add(key);

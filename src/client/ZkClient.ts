@@ -293,8 +293,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       );
     } catch (err) {
       if (o.quietly && isZkError(err, 'NONODE')) return;
-      // A pinned delete goes on in its own session only: once that has ended, the node has gone with it.
-      if (o.guaranteed && (isRetryableError(err) || err === signal?.reason) && !session?.isEnded) this.background.delete(full, version, recursive, session);
+      // A pinned delete goes on in its own session only (none once that has ended: the node went with it).
+      if (o.guaranteed && (isRetryableError(err) || err === signal?.reason)) this.background.delete(full, version, recursive, session);
       throw err;
     }
   }
