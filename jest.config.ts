@@ -19,14 +19,14 @@ const config: Config = {
   projects: [
     {
       displayName: 'unit',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/src/testing/jestEnvironment.ts',
       transform: tsJest,
       testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
     },
     {
       displayName: 'integration',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/src/testing/jestEnvironment.ts',
       transform: tsJest,
       testMatch: ['<rootDir>/integration/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...otherTransport],

@@ -129,6 +129,25 @@ export class Connection {
    * signal's reason on abort, and when the client closes or is refused for good.
    */
   waitForConnection(timeoutMs: number, signal: AbortSignal | undefined): Promise<Live | undefined> {
+    return this.waitUntil(timeoutMs, signal, () => this.live());
+  }
+
+  /**
+   * The wait between two attempts of a retried operation: resolves after `ms`, and rejects as
+   * `waitForConnection` does, at once, when the signal aborts or the client closes or is refused
+   * for good. An operation that fails just before `close()` then ends with the close, not after
+   * its back-off.
+   */
+  async backOff(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    await this.waitUntil(ms, signal, () => undefined);
+  }
+
+  /**
+   * Resolves with what `ready` returns once it returns something, checked now and on every change
+   * of connection; with undefined when `timeoutMs` passes first. Rejects with the signal's reason
+   * on abort, and when the client closes or is refused for good.
+   */
+  private waitUntil<T>(timeoutMs: number, signal: AbortSignal | undefined, ready: () => T | undefined): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
       const done = () => {
         this.waiters.delete(check);
@@ -141,10 +160,10 @@ export class Connection {
           reject(this.fatal ?? new ClientClosedError());
           return;
         }
-        const live = this.live();
-        if (live) {
+        const value = ready();
+        if (value !== undefined) {
           done();
-          resolve(live);
+          resolve(value);
         }
       };
       const onAbort = () => {

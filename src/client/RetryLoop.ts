@@ -2,7 +2,7 @@ import debug from 'debug';
 import { ClientClosedError, SessionLostError, isZkError, type ZkError } from '../errors';
 import { isRetryableError, type RetryPolicy } from '../retry';
 import type { Transport } from '../transport/Transport';
-import { abortReason, sleep } from '../util/async';
+import { abortReason } from '../util/async';
 import { metrics, startClock } from '../metrics/channels';
 import { now } from '../util/timers';
 import type { Connection } from './Connection';
@@ -84,7 +84,7 @@ export class RetryLoop {
           throw err;
         }
         log('%s at %s: retry %d in %d ms (session %s)', (err as ZkError).code, path, attempt + 1, delayMs, this.connection.session ?? '-');
-        await sleep(delayMs, signal);
+        await this.connection.backOff(delayMs, signal);
       }
     }
   }

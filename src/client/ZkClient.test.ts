@@ -1,15 +1,15 @@
 import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type AclProvider, type ConnectionState } from '..';
-import { RetryNTimes } from '../retry';
+import { RetryNTimes, type RetryPolicy } from '../retry';
 import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
 import { findProtectedNode } from './protection';
 
-function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number; aclProvider?: AclProvider } = {}) {
+function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number; aclProvider?: AclProvider; retryPolicy?: RetryPolicy } = {}) {
   const zk = new FakeZooKeeper();
   const client = new ZkClient({
     connectString: '127.0.0.1:2181',
     sessionTimeoutMs: options.sessionTimeoutMs ?? 1_000,
     connectionTimeoutMs: 200,
-    retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
+    retryPolicy: options.retryPolicy ?? new RetryNTimes({ n: 3, sleepMsBetweenRetries: 1 }),
     transportFactory: zk.factory(options.autoConnect ?? true),
     aclProvider: options.aclProvider,
   });
@@ -212,6 +212,30 @@ describe('ZkClient (in-memory fake)', () => {
     await client.blockUntilConnected({ timeoutMs: 1_000 });
     expect(zk.calls.slice(-2)).toEqual(['create /p', 'setACL /p']);
     await client.close();
+  });
+
+  it('close() ends an operation waiting out its back-off between retries at once, not after it', async () => {
+    const { client, zk, transport } = setup({ retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 60_000 }) });
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    transport().failures.push('CONNECTIONLOSS');
+    const read = client.getData('/');
+    const outcome = read.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    // The failed attempt is handled in microtasks: by the next macrotask the back-off has begun.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(zk.calls.filter((c) => c === 'getData /')).toHaveLength(1);
+    const closing = client.close();
+    let bound: NodeJS.Timeout | undefined;
+    const stillWaiting = new Promise((resolve) => {
+      bound = setTimeout(() => resolve('still waiting 2 s after close()'), 2_000);
+    });
+    expect(await Promise.race([outcome, stillWaiting])).toMatchObject({ name: 'ClientClosedError', code: 'CLIENT_CLOSED' });
+    clearTimeout(bound);
+    await closing;
+    expect(zk.calls.filter((c) => c === 'getData /')).toHaveLength(1);
   });
 
   it('operations after close reject with ClientClosedError', async () => {
