@@ -174,14 +174,18 @@ describe('InterProcessSemaphoreV2', () => {
     const states = new StateRecorder(a);
     const create = a.createAndListParent.bind(a);
     let struck = false;
+    let leaseCreates = 0;
     a.createAndListParent = async (p, options) => {
-      if (!struck && p.startsWith(`${path}/leases/`)) {
+      if (!p.startsWith(`${path}/leases/`)) return create(p, options);
+      if (!struck) {
         struck = true;
         const mark = states.mark();
         await expireSession(a);
         await states.waitFor('RECONNECTED', mark);
       }
-      return create(p, options);
+      const created = await create(p, options);
+      leaseCreates++;
+      return created;
     };
     const aGot = new InterProcessSemaphoreV2(a, path, { maxLeases: 1 }).acquire({ timeoutMs: timing(60_000) });
     aGot.catch(() => undefined);
@@ -190,7 +194,9 @@ describe('InterProcessSemaphoreV2', () => {
       const stats = await Promise.all(children.map((c) => h.exists(`${parent}/${c}`)));
       return stats.some((stat) => stat?.ephemeralOwner === client.sessionId);
     };
-    await eventually("a's lease node in its new session", () => struck && ownedBy(a, `${path}/leases`));
+    // The struck create lands in the new session too, and a deletes that node before it starts
+    // again: only the second create's node is the one a waits with, holding the internal mutex.
+    await eventually("a's second lease node, in its new session", async () => leaseCreates >= 2 && ownedBy(a, `${path}/leases`));
     const bGot = new InterProcessSemaphoreV2(b, path, { maxLeases: 1 }).acquire({ timeoutMs: timing(60_000) });
     bGot.catch(() => undefined);
     await eventually('b to contend', async () => (await ownedBy(b, `${path}/locks`)) || ownedBy(b, `${path}/leases`));
