@@ -181,9 +181,9 @@ export class ProtocolConnection {
   /**
    * Picks the next server and connects to it, after a wait where the Java client waits: a random
    * moment before every attempt but the first (so that clients of a restarted server do not all
-   * come back at once), and a spin delay once every server has been tried since the last connection.
-   * The Java client waits up to a second for each; here each is also at most a tenth of the session
-   * timeout, so that a short session is not lost to the waits alone.
+   * come back at once), and a spin delay once every server has been tried since the connection
+   * dropped (see HostList). The Java client waits up to a second for each; here each is also at
+   * most a tenth of the session timeout, so that a short session is not lost to the waits alone.
    */
   private nextAttempt(): void {
     if (this.phase === 'closed' || this.closing) return;

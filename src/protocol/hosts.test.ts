@@ -32,21 +32,21 @@ describe('HostList', () => {
     expect(tries.map((t) => t.cycled)).toEqual([false, false, false, true, false, false, true]);
   });
 
-  it('starts the next round from the host it connected to, rotating on from there', () => {
+  it('after a connection drops, tries every host once, the one it was connected to last, then waits', () => {
     const list = new HostList(hosts, () => 0.5);
     const [a, b] = [list.next(), list.next()];
     list.onConnected();
-    // Connected to b: after it fails, the others are tried before b again, then a wait.
-    const after = [list.next(), list.next(), list.next()];
-    expect(after.map((t) => t.host)).toEqual([list.order[2], a.host, b.host]);
-    expect(after.map((t) => t.cycled)).toEqual([false, false, true]);
+    // Connected to b: after it drops, the others are tried, then b, each at once; then a wait.
+    const after = [list.next(), list.next(), list.next(), list.next()];
+    expect(after.map((t) => t.host)).toEqual([list.order[2], a.host, b.host, list.order[2]]);
+    expect(after.map((t) => t.cycled)).toEqual([false, false, false, true]);
   });
 
-  it('with one host, waits before every attempt but the first', () => {
+  it('with one host, waits before every attempt but the first after a start or a dropped connection', () => {
     const list = new HostList([{ host: 'h', port: 1 }]);
     expect([list.next(), list.next(), list.next()].map((t) => t.cycled)).toEqual([false, true, true]);
     list.onConnected();
-    expect(list.next().cycled).toBe(true);
+    expect([list.next(), list.next()].map((t) => t.cycled)).toEqual([false, true]);
   });
 
   it('spreads clients over the hosts', () => {

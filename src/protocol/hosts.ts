@@ -71,13 +71,19 @@ export function formatHost({ host, port }: HostAddress): string {
 /**
  * The servers in the order to try them, as the Java client's StaticHostProvider keeps them: shuffled
  * once, then tried in turn, moving on after each failure. Once every server has been tried since
- * the last connection, `next` says so, and the caller waits before trying again.
+ * the last connection dropped, `next` says so, and the caller waits before trying again.
+ *
+ * Unlike StaticHostProvider, the server of a connection that dropped counts as untried: each
+ * server, that one included, gets one attempt before the wait. With one server, the Java client
+ * waits its whole spin delay before the first attempt to get back into the session; the client
+ * declares the session lost a margin before the server can expire it, and that wait could take
+ * most of the time left between a read timeout and that moment.
  */
 export class HostList {
   private readonly hosts: HostAddress[];
   private current = -1;
-  /** Where the last connection was made; -1 before the first attempt. */
-  private lastConnected = -1;
+  /** Where the current round of attempts started; -1 before the first attempt and after a connection. */
+  private roundStart = -1;
 
   constructor(hosts: readonly HostAddress[], random: () => number = Math.random) {
     if (hosts.length === 0) throw new InvalidArgumentError('a host list needs at least one server');
@@ -97,18 +103,18 @@ export class HostList {
     return this.hosts;
   }
 
-  /** The server to try next, and whether every server has been tried since the last connection. */
+  /** The server to try next, and whether every server has been tried since the last connection dropped. */
   next(): { host: HostAddress; cycled: boolean } {
     this.current = (this.current + 1) % this.hosts.length;
-    const cycled = this.current === this.lastConnected;
-    // The very first attempt starts the cycle: no wait before the list has been tried once.
-    if (this.lastConnected === -1) this.lastConnected = 0;
+    const cycled = this.current === this.roundStart;
+    // The first attempt of a round starts it: no wait before the list has been tried once.
+    if (this.roundStart === -1) this.roundStart = this.current;
     return { host: this.hosts[this.current], cycled };
   }
 
-  /** A connection was made to the current server: the next cycle starts from here. */
+  /** A connection was made to the current server: once it drops, a new round starts with the server after it. */
   onConnected(): void {
-    this.lastConnected = this.current;
+    this.roundStart = -1;
   }
 }
 
