@@ -34,7 +34,10 @@ describe('FaultProxy and expireSession against a real server', () => {
   });
 
   it('blackhole() makes the client see a disconnect, and heal() reconnects it', async () => {
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    // The client drops the connection at two thirds of the session timeout and declares LOST at
+    // nine tenths: 12 s leaves it 2.8 s to reconnect after the heal, which load cannot eat (4 s
+    // left 0.9 s, less the reconnect wait).
+    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 12_000 });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     const mark = states.mark();
@@ -43,6 +46,7 @@ describe('FaultProxy and expireSession against a real server', () => {
     await states.waitFor('SUSPENDED', mark, timing(15_000));
     proxy.heal();
     await states.waitFor('RECONNECTED', mark, timing(15_000));
+    expect(states.since(mark)).toEqual(['SUSPENDED', 'RECONNECTED']);
     expect(client.sessionId).toBe(session);
   });
 
