@@ -3,7 +3,13 @@ import { InvalidArgumentError, ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
 import { Clients, eventually, randomRoot, timing, watchNode } from '../../helpers';
 
-const TTL_MS = 500;
+// Long enough that a stalled test process or server JVM (a loaded machine) does not let a node
+// that is being touched expire, and that a watch set right after a create finds the node.
+const TTL_MS = 2_000;
+// The tests that prove touches keep the node (or bring the touch node back) touch it every 250 ms,
+// so a stall of under 1.7 s cannot let it go; the quiet windows they watch are 1.5 TTLs.
+const OFTEN = { touchScheduleFactor: 8 };
+const QUIET_MS = 3_000;
 
 describe('PersistentTtlNode', () => {
   let server: TestingServer;
@@ -34,11 +40,11 @@ describe('PersistentTtlNode', () => {
   // Curator's testBasic.
   it('lives while it is touched, and goes about its TTL after close()', async () => {
     const client = await connect();
-    const node = started(client, path, { data: 'x' });
+    const node = started(client, path, { data: 'x', ...OFTEN });
     await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
     await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
-    // No deletion for many TTLs: the touches keep it.
-    const watched = await watchNode(client, path, 6 * TTL_MS);
+    // No deletion for longer than a TTL: the touches keep it.
+    const watched = await watchNode(client, path, QUIET_MS);
     await expect(watched.next).rejects.toThrow(/no an event on/);
     expect((await client.getData(path)).data.toString()).toBe('x');
     const gone = await watchNode(client, path, timing(10_000));
@@ -49,7 +55,7 @@ describe('PersistentTtlNode', () => {
   // Curator's testForcedDeleteOfTouchNode.
   it('a deleted touch node is created again, and the node stays', async () => {
     const client = await connect();
-    const node = started(client);
+    const node = started(client, path, OFTEN);
     await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
     for (let i = 0; i < 3; i++) {
       await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
@@ -63,10 +69,10 @@ describe('PersistentTtlNode', () => {
   it("touching fires no watch on the node; a change of the node's own data does", async () => {
     const client = await connect();
     const other = await connect();
-    const node = started(client);
+    const node = started(client, path, OFTEN);
     await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
     await eventually('the touch node', async () => (await client.exists(node.childPath)) !== null);
-    const quiet = await watchNode(other, path, 4 * TTL_MS);
+    const quiet = await watchNode(other, path, QUIET_MS);
     await expect(quiet.next).rejects.toThrow(/no an event on/);
     const changed = await watchNode(other, path);
     await client.setData(path, 'changed');
@@ -79,6 +85,7 @@ describe('PersistentTtlNode', () => {
     const node = started(client, path, { touchScheduleFactor: 1 });
     await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
     const gone = await watchNode(client, path, timing(10_000));
+    expect(gone.existed).toBe(true);
     await node.close();
     expect(await client.exists(node.childPath)).toBeNull();
     expect(await gone.next).toBe('deleted');
@@ -95,7 +102,7 @@ describe('PersistentTtlNode', () => {
     const deleted = await watchNode(other, `${path}/one`);
     await other.delete(`${path}/one`, { recursive: true });
     expect(await deleted.next).toBe('deleted');
-    const stays = await watchNode(other, `${path}/one/two`, 3 * TTL_MS);
+    const stays = await watchNode(other, `${path}/one/two`, QUIET_MS);
     await expect(stays.next).rejects.toThrow(/no an event on/);
     expect(node.getData().toString()).toBe('hey');
   });
