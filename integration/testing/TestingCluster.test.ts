@@ -21,7 +21,10 @@ describe('TestingCluster', () => {
 
   it('loses its leader to kill(), elects another, and a connected client carries on without LOST', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: cluster.connectString, sessionTimeoutMs: 10_000 });
+    // The client declares LOST a margin before the server could expire the session, counted on the
+    // native transport from two thirds of the timeout before the drop: with 10 s, an election, the
+    // new leader's sync and the reconnect had 2.3 s there. 30 s leaves 9 s.
+    const client = await clients.connect({ connectString: cluster.connectString, sessionTimeoutMs: 30_000 });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     await client.create(root, { data: 'before' });
