@@ -48,8 +48,9 @@ describe('client safety', () => {
     // close() itself is bounded too.
     expect(performance.now() - started).toBeLessThan(timing(2_000));
     // The longest the loop was held, in ms (the histogram counts in ns). A blocking close holds it
-    // 1.5 s per client; the bound leaves room for a loaded machine that does not schedule us.
-    expect(delay.max / 1e6).toBeLessThan(timing(400));
+    // 1.5 s per client; the bound leaves room for a loaded machine that does not schedule us, and
+    // for a major collection in a long-lived test worker.
+    expect(delay.max / 1e6).toBeLessThan(timing(1_000));
   });
 
   it.each<ConnectionStateErrorPolicy>(['standard', 'session'])(
