@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidArgumentError, Perms, ZkClient, type WatchEvent } from '../../src';
 import { TestingServer } from '../../src/testing';
 import { Clients, eventually, randomRoot, watchNode } from '../helpers';
+import { InstrumentedTransports } from '../instrumentedTransports';
 
 describe('ZkClient operations', () => {
   let server: TestingServer;
@@ -48,6 +49,21 @@ describe('ZkClient operations', () => {
     const parentGone = (await watchNode(client, `${root}/a/b`)).next;
     await client.delete(child);
     expect(await parentGone).toBe('deleted');
+  });
+
+  it('creates missing parents again when one it found goes before its child is made (a reaped container)', async () => {
+    const traced = new InstrumentedTransports();
+    const creator = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
+    await client.create(`${root}/a`);
+    // The creator finds `a`, creates `a/b`, and before it creates `a/b/c` under it, both go (as
+    // the server reaps a container once its last child has gone).
+    const held = traced.holdNext('create', `${root}/a/b`);
+    const created = creator.create(`${root}/a/b/c/node`, { createParents: 'container' });
+    await held.reached;
+    await client.delete(`${root}/a`, { recursive: true });
+    held.release();
+    expect(await created).toBe(`${root}/a/b/c/node`);
+    expect(traced.calls.filter((c) => c === `create ${root}/a`)).toHaveLength(2);
   });
 
   it('creates missing parents as persistent nodes when asked', async () => {

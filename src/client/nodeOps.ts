@@ -3,16 +3,31 @@ import { isZkError } from '../errors';
 import { joinPath } from '../paths';
 import type { Transport } from '../transport/Transport';
 
-/** Creates `path` and every missing ancestor; an existing node is fine. */
+/** How many times `mkdirs` starts over after an ancestor it had found went before it was done. */
+const MKDIRS_ROUNDS = 5;
+
+/**
+ * Creates `path` and every missing ancestor; an existing node is fine. An ancestor that goes
+ * between our finding it and our creating its child (a container the server reaped once it was
+ * empty, or a delete by someone else) makes the child's create fail with NONODE: it starts over
+ * from the top, a few times at most.
+ */
 export async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
   const parts = path.split('/').filter(Boolean);
-  let current = '';
-  for (const part of parts) {
-    current += `/${part}`;
+  for (let round = 1; ; round++) {
     try {
-      await t.create(current, Buffer.alloc(0), mode);
+      let current = '';
+      for (const part of parts) {
+        current += `/${part}`;
+        try {
+          await t.create(current, Buffer.alloc(0), mode);
+        } catch (err) {
+          if (!isZkError(err, 'NODEEXISTS')) throw err;
+        }
+      }
+      return;
     } catch (err) {
-      if (!isZkError(err, 'NODEEXISTS')) throw err;
+      if (!isZkError(err, 'NONODE') || round >= MKDIRS_ROUNDS) throw err;
     }
   }
 }
