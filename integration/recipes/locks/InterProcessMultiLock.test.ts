@@ -33,16 +33,18 @@ describe('InterProcessMultiLock: order and rollback', () => {
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
     const second = await new InterProcessMutex(b, `${root}/2`).acquire();
     const multi = new InterProcessMultiLock(a, [`${root}/1`, `${root}/2`]);
-    await expect(multi.acquire({ timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+    // Time enough to win lock 1 and wait on lock 2, however slow the machine: a deadline that fell
+    // while a create was still in flight would leave that node to a delete in the background.
+    await expect(multi.acquire({ timeoutMs: timing(1_500) })).rejects.toBeInstanceOf(LockTimeoutError);
     expect(multi.isAcquiredInThisProcess()).toBe(false);
     // The first lock is free the moment acquire rejects.
-    const first = await new InterProcessMutex(c, `${root}/1`).tryAcquire();
+    const first = await new InterProcessMutex(c, `${root}/1`).tryAcquire({ timeoutMs: timing(10_000) });
     expect(first).toBeDefined();
     expect(await childrenOf(a, `${root}/2`)).toEqual([second.node.split('/').pop()]);
     await first?.release();
 
     // tryAcquire gives back too, and so does an abort.
-    expect(await multi.tryAcquire()).toBeUndefined();
+    expect(await multi.tryAcquire({ timeoutMs: timing(10_000) })).toBeUndefined();
     expect(await childrenOf(a, `${root}/1`)).toEqual([]);
     const controller = new AbortController();
     const pending = multi.acquire({ signal: controller.signal });

@@ -111,7 +111,7 @@ describe('InterProcessSemaphoreV2', () => {
     expect(await semA.getParticipantNodes()).toEqual(two.map((l) => l.node));
 
     // One slot is free: two cannot be had without waiting, and the one taken on the way is given back.
-    expect(await semB.tryAcquire({ qty: 2 })).toBeUndefined();
+    expect(await semB.tryAcquire({ qty: 2, timeoutMs: timing(10_000) })).toBeUndefined();
     expect(await leases(a)).toHaveLength(2);
     await expect(semB.acquire({ qty: 2, timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     // A timed-out acquire returns by its deadline and leaves its nodes' deletes to the background.
@@ -126,7 +126,7 @@ describe('InterProcessSemaphoreV2', () => {
     await expect(pending).rejects.toBe(reason);
     await eventually('the aborted nodes to go', async () => (await leases(a)).length === 2 && (await queued(a)).length === 0);
 
-    const one = await semB.tryAcquire();
+    const one = await semB.tryAcquire({ timeoutMs: timing(10_000) });
     expect(one).toHaveLength(1);
     await semA.returnAll(two);
     const more = await semB.acquire({ qty: 2, timeoutMs: timing(10_000) });

@@ -116,11 +116,16 @@ export function describeLockContract(name: string, lut: LockUnderTest): void {
       const a = await connect();
       const b = await connect();
       const lockA = lut.make(a, path);
-      const lease = await lockA.tryAcquire();
+      // A try that should win gets time for its round trips (a lease takes several), however slow
+      // the machine; the one that must not wait keeps the default bound.
+      const lease = await lockA.tryAcquire({ timeoutMs: timing(10_000) });
       expect(lease).toBeDefined();
+      const nodesWhileHeld = await lut.nodes(a, path);
       expect(await lut.make(b, path).tryAcquire()).toBeUndefined();
+      // Had the try run out of time with its create in flight, its node goes in the background.
+      await eventually("only the holder's nodes", async () => (await lut.nodes(a, path)).length === nodesWhileHeld.length);
       await (lease as Lease).release();
-      const again = await lut.make(b, path).tryAcquire();
+      const again = await lut.make(b, path).tryAcquire({ timeoutMs: timing(10_000) });
       expect(again).toBeDefined();
       await again?.release();
     });
@@ -174,12 +179,12 @@ export function describeLockContract(name: string, lut: LockUnderTest): void {
           const inner = await lock.acquire({ timeoutMs: timing(1_000) });
           await inner.release();
           expect(lock.isAcquiredInThisProcess()).toBe(true);
-          expect(await lut.make(b, path).tryAcquire()).toBeUndefined();
+          expect(await lut.make(b, path).tryAcquire({ timeoutMs: timing(10_000) })).toBeUndefined();
           // And from a flow the callback starts.
           await new Promise<void>((resolve, reject) => setImmediate(() => lock.acquire({ timeoutMs: timing(1_000) }).then((l) => l.release()).then(resolve, reject)));
         });
         expect(lock.isAcquiredInThisProcess()).toBe(false);
-        const other = await lut.make(b, path).tryAcquire();
+        const other = await lut.make(b, path).tryAcquire({ timeoutMs: timing(10_000) });
         expect(other).toBeDefined();
         await other?.release();
       });
