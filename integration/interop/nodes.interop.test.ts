@@ -73,11 +73,13 @@ describe("PersistentNode and PersistentTtlNode with Curator's on the same paths"
 
   it("PersistentTtlNode: ours keeps Curator's node alive after Curator's stops touching it", async () => {
     const path = `${root}/ttl`;
-    await peer.request('ttlNode.new', { name: 't', path, ttlMs: 500, data: 'java' });
+    // A 2 s TTL, ours touched every 250 ms: a stalled test process or server JVM cannot let the
+    // node expire in the 3 s it is watched, which is still longer than the TTL.
+    await peer.request('ttlNode.new', { name: 't', path, ttlMs: 2_000, data: 'java' });
     await peer.request('ttlNode.start', { name: 't' });
     await peer.request('ttlNode.waitForInitialCreate', { name: 't' });
     await eventually("Curator's touch node", async () => (await client.exists(`${path}/touch`)) !== null);
-    const ours = new PersistentTtlNode(client, path, { ttlMs: 500, data: 'node' });
+    const ours = new PersistentTtlNode(client, path, { ttlMs: 2_000, touchScheduleFactor: 8, data: 'node' });
     closers.push(ours);
     ours.start();
     await ours.waitForInitialCreate({ timeoutMs: timing(10_000) });
