@@ -206,9 +206,11 @@ describe('DistributedQueue under load and faults', () => {
     await new DistributedQueue<string>(zk, path, { lockPath }).put('gone before the claim');
     const [name] = await childrenOf(zk, path);
     const traced = new InstrumentedTransports();
-    // The first retry waits long enough for the session to end and a new one to start.
-    const retryPolicy = { allowRetry: (n: number) => (n === 0 ? timing(3_000) : n < 10 ? 100 : false) };
-    const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory, retryPolicy });
+    await using proxy = await FaultProxy.start(server.connectString);
+    // The retry waits for a connection; the test cuts the connection before the retry's back-off
+    // ends, so the only one it gets is in the next session.
+    const retryPolicy = { allowRetry: (n: number) => (n < 10 ? 200 : false) };
+    const a = await clients.connect({ connectString: proxy.connectString, transportFactory: traced.factory, retryPolicy, connectionTimeoutMs: timing(30_000) });
     const states = new StateRecorder(a);
     const { failed } = traced.failNext('create', `${lockPath}/${name}`);
     const handled: string[] = [];
@@ -217,9 +219,12 @@ describe('DistributedQueue under load and faults', () => {
     });
     await failed;
     const mark = states.mark();
-    await expireSession(a);
-    await states.waitFor('LOST', mark);
+    proxy.cut();
+    await states.waitFor('SUSPENDED', mark);
+    await expireSession(a, { connectString: server.connectString });
     await zk.delete(`${path}/${name}`);
+    proxy.heal();
+    await states.waitFor('LOST', mark);
     await states.waitFor('RECONNECTED', mark);
     // The retried create makes the lock node in the new session; the item is gone; the lock goes.
     await eventually('the lock create retried', () => traced.calls.filter((c) => c === `create ${lockPath}/${name}`).length >= 2);
