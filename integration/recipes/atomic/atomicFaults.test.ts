@@ -1,7 +1,7 @@
 import { DistributedAtomicLong } from '../../../recipes/atomic';
 import { RetryNTimes } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, randomRoot, timing } from '../../helpers';
+import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing } from '../../helpers';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 describe('the atomic values under faults', () => {
@@ -36,11 +36,11 @@ describe('the atomic values under faults', () => {
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually('increments under way', () => reported.length >= 5);
     const before = reported.length;
     await server.restart();
     const resumedAt = reported.length;
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually('increments after the restart', () => reported.length >= resumedAt + 5);
     stop = true;
     await Promise.all(loops);
     expect(before).toBeGreaterThan(0);
