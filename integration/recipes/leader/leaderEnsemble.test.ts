@@ -6,11 +6,9 @@ import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing, wat
 import { LeadershipLog } from './leaderHelpers';
 
 /**
- * Long enough that a client reconnects within it after a server kill. A partition is healed as
- * soon as the server has expired the partitioned session, so that the client hears of the expiry
- * from the server: it would declare the session LOST by itself a full timeout after SUSPENDED, which
- * leaves 2/3 of a timeout for the reconnect (and a ZkClient that ends its session by itself while
- * blackholed misbehaves: see the report).
+ * Long enough that a client reconnects within it after a server kill: the client declares LOST by
+ * itself at 9/10 of it, counted from the last word from the server. A partition is healed once the
+ * server has expired the partitioned session, so the client finds it gone whichever comes first.
  */
 const SESSION_MS = 9_000;
 

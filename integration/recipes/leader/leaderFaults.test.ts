@@ -6,11 +6,10 @@ import { Clients, StateRecorder, aborted, childrenOf, eventually, randomRoot, ti
 import { LeadershipLog } from './leaderHelpers';
 
 /**
- * Session timeout of partitioned clients: SUSPENDED after about 2/3 of it, expiry on the server
- * after all of it. The tests heal a partition as soon as the server has expired the session, well
- * before the client would declare the session LOST by itself (a full timeout after SUSPENDED):
- * the client then hears of the expiry from the server. (A ZkClient that ends a session by itself
- * while blackholed keeps the Jest worker from exiting: see the report.)
+ * Session timeout of partitioned clients: SUSPENDED after about 2/3 of it, LOST declared by the
+ * client itself at 9/10 of it (counted from the last word from the server, so before the server
+ * can expire the session), expiry on the server after all of it. The tests heal a partition once
+ * the server has expired the session, so the client finds it gone whichever comes first.
  */
 const SHORT_SESSION_MS = 4_000;
 
