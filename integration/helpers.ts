@@ -68,6 +68,16 @@ export class StateRecorder {
     return this.states.length;
   }
 
+  /**
+   * Resolves once the client is in a new session: a LOST recorded after `from`, then a RECONNECTED
+   * after that LOST. (A RECONNECTED alone may be into the same session: taking a session over to
+   * expire it can first drop the client and let it back in.)
+   */
+  async waitForNewSession(from: number, timeoutMs = timing(30_000)): Promise<void> {
+    await this.waitFor('LOST', from, timeoutMs);
+    await this.waitFor('RECONNECTED', this.states.indexOf('LOST', from) + 1, timeoutMs);
+  }
+
   /** Resolves when `state` has been recorded after `from`; rejects after `timeoutMs`. */
   waitFor(state: ConnectionState, from: number, timeoutMs = timing(30_000)): Promise<void> {
     if (this.states.indexOf(state, from) >= 0) return Promise.resolve();

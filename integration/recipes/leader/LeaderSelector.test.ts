@@ -221,8 +221,7 @@ describe('LeaderSelector', () => {
     await win.reached;
     const mark = states.mark();
     await expireSession(client);
-    await states.waitFor('LOST', mark);
-    await states.waitFor('RECONNECTED', mark);
+    await states.waitForNewSession(mark);
     win.release();
 
     // S finds its winning node gone, takes no leadership with it, and wins again with a new node.

@@ -88,8 +88,7 @@ describe('leader election under faults', () => {
     expect(selectors.overlaps()).toEqual([]);
     expect(selectorWon.at).toBeGreaterThanOrEqual(latchLost.at);
 
-    await states.waitFor('LOST', mark, timing(20_000));
-    await states.waitFor('RECONNECTED', mark);
+    await states.waitForNewSession(mark, timing(20_000));
     await eventually('A to join both again in its new session', async () =>
       (await childrenOf(bClient, `${root}/latch`)).length === 2 && (await childrenOf(bClient, `${root}/selector`)).length === 2,
     );

@@ -131,8 +131,7 @@ describe('DistributedIdQueue.remove under session faults', () => {
     const mark = states.mark();
     const removing = a.remove('x');
     await eventually('our lock node on the server', async () => (await lockOwner(name)) === firstSession, timing(20_000), 5);
-    await states.waitFor('LOST', mark);
-    await states.waitFor('RECONNECTED', mark);
+    await states.waitForNewSession(mark);
     // The server keeps our old session a while yet: its lock node still stands.
     expect(await lockOwner(name)).toBe(firstSession);
     expect(await removing).toBe(1);

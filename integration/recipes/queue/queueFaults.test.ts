@@ -224,8 +224,7 @@ describe('DistributedQueue under load and faults', () => {
     await expireSession(a, { connectString: server.connectString });
     await zk.delete(`${path}/${name}`);
     proxy.heal();
-    await states.waitFor('LOST', mark);
-    await states.waitFor('RECONNECTED', mark);
+    await states.waitForNewSession(mark);
     // The retried create makes the lock node in the new session; the item is gone; the lock goes.
     await eventually('the lock create retried', () => traced.calls.filter((c) => c === `create ${lockPath}/${name}`).length >= 2);
     await eventually('no lock node left', async () => (await childrenOf(zk, lockPath)).length === 0, timing(10_000));
