@@ -13,21 +13,24 @@ const MKDIRS_ROUNDS = 5;
  * from the top, a few times at most.
  */
 export async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
-  const parts = path.split('/').filter(Boolean);
   for (let round = 1; ; round++) {
     try {
-      let current = '';
-      for (const part of parts) {
-        current += `/${part}`;
-        try {
-          await t.create(current, Buffer.alloc(0), mode);
-        } catch (err) {
-          if (!isZkError(err, 'NODEEXISTS')) throw err;
-        }
-      }
-      return;
+      return await createEachLevel(t, path, mode);
     } catch (err) {
       if (!isZkError(err, 'NONODE') || round >= MKDIRS_ROUNDS) throw err;
+    }
+  }
+}
+
+/** One pass from the top: creates each node on the way to `path` in turn; an existing one is fine. */
+async function createEachLevel(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
+  let current = '';
+  for (const part of path.split('/').filter(Boolean)) {
+    current += `/${part}`;
+    try {
+      await t.create(current, Buffer.alloc(0), mode);
+    } catch (err) {
+      if (!isZkError(err, 'NODEEXISTS')) throw err;
     }
   }
 }
