@@ -181,7 +181,7 @@ describe('InterProcessSemaphoreV2', () => {
         struck = true;
         const mark = states.mark();
         await expireSession(a);
-        await states.waitFor('RECONNECTED', mark);
+        await states.waitForNewSession(mark);
       }
       const created = await create(p, options);
       leaseCreates++;
