@@ -108,12 +108,15 @@ export class InstrumentedTransports {
       get lastConnectError() {
         return t.lastConnectError;
       },
+      get aclOnCreate() {
+        return t.aclOnCreate;
+      },
       on: (event, listener) => t.on(event, listener),
       off: (event, listener) => t.off(event, listener),
       close: () => t.close(),
-      create: traced('create', (p, data: Buffer, mode: Parameters<Transport['create']>[2], ttlMs?: number) => {
+      create: traced('create', (p, data: Buffer, mode: Parameters<Transport['create']>[2], acl: Parameters<Transport['create']>[3], ttlMs?: number) => {
         const fake = this.fakeCreates.findIndex((f) => p.startsWith(`${f.parent}/`));
-        if (fake < 0) return t.create(p, data, mode, ttlMs);
+        if (fake < 0) return t.create(p, data, mode, acl, ttlMs);
         const [{ answer }] = this.fakeCreates.splice(fake, 1);
         return Promise.resolve(answer);
       }),
@@ -124,7 +127,7 @@ export class InstrumentedTransports {
       getChildren: traced('getChildren', (p, watcher?: Parameters<Transport['getChildren']>[1]) => t.getChildren(p, watcher)),
       sync: (p) => t.sync(p),
       getACL: (p) => t.getACL(p),
-      setACL: (p, acl, version) => t.setACL(p, acl, version),
+      setACL: traced('setACL', (p, acl: Parameters<Transport['setACL']>[1], version: number) => t.setACL(p, acl, version)),
       addAuth: (scheme, auth) => t.addAuth(scheme, auth),
     };
     return wrapped;

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_CLIENT_OPTIONS, isZkError } from '../../src';
 import { ProtocolTransport } from '../../src/protocol/ProtocolTransport';
+import { OPEN_ACL } from '../../src/transport/Transport';
 import { clockUs } from './clock';
 
 export class ProtocolFloorClient {
@@ -37,7 +38,7 @@ export class ProtocolFloorClient {
       let at = '';
       for (const part of parent.split('/').filter(Boolean)) {
         at += `/${part}`;
-        await t.create(at, Buffer.alloc(0), 'PERSISTENT').catch((err: unknown) => {
+        await t.create(at, Buffer.alloc(0), 'PERSISTENT', OPEN_ACL).catch((err: unknown) => {
           if (!isZkError(err, 'NODEEXISTS')) throw err;
         });
       }
@@ -47,7 +48,7 @@ export class ProtocolFloorClient {
     for (let i = 0; i < iterations; i++) {
       const name = `${parent}/_c_${randomUUID()}-lock-`;
       const t0 = clockUs();
-      const [created] = await Promise.all([t.create(name, data, 'EPHEMERAL_SEQUENTIAL'), t.getChildren(parent)]);
+      const [created] = await Promise.all([t.create(name, data, 'EPHEMERAL_SEQUENTIAL', OPEN_ACL), t.getChildren(parent)]);
       await t.delete(created, -1);
       lat.push(clockUs() - t0);
     }

@@ -8,7 +8,7 @@
 import { isZkError, type WatchEvent, type ZkClientOptions } from '../../src';
 import { ProtocolTransport } from '../../src/protocol/ProtocolTransport';
 import { FaultProxy, TestingCluster, TestingServer } from '../../src/testing';
-import type { Transport, TransportEvents } from '../../src/transport/Transport';
+import { OPEN_ACL, type Transport, type TransportEvents } from '../../src/transport/Transport';
 import { Clients, StateRecorder, nextEvent, randomRoot, timing } from '../helpers';
 
 const clients = new Clients();
@@ -137,8 +137,8 @@ describe('protocol transport faults, one server', () => {
     // 12 s timeout, which load on the machine cannot eat. (With 3 s it was 400 to 700 ms: a
     // reconnect that landed as the server expired the session found its ephemeral node gone.)
     const t = await openTransport(proxy.connectString, 12_000);
-    await t.create(root, Buffer.alloc(0), 'PERSISTENT');
-    const node = await t.create(`${root}/e`, Buffer.alloc(0), 'EPHEMERAL');
+    await t.create(root, Buffer.alloc(0), 'PERSISTENT', OPEN_ACL);
+    const node = await t.create(`${root}/e`, Buffer.alloc(0), 'EPHEMERAL', OPEN_ACL);
     const session = t.sessionId;
     proxy.blackhole();
     const startedAt = Date.now();
@@ -208,7 +208,7 @@ describe('protocol transport faults, one server', () => {
     const admin = await connect({ connectString: server.connectString });
     await admin.create(root);
     const t = await openTransport(proxy.connectString, 2_000);
-    const node = await t.create(`${root}/e`, Buffer.alloc(0), 'EPHEMERAL');
+    const node = await t.create(`${root}/e`, Buffer.alloc(0), 'EPHEMERAL', OPEN_ACL);
     let closedAt = 0;
     const closed = next(t, 'closed', timing(30_000)).then((reason) => {
       closedAt = Date.now();

@@ -1,5 +1,6 @@
 import { withNamespace, withoutNamespace } from '../paths';
 import type { Transport } from '../transport/Transport';
+import type { AclForPath } from './acls';
 import { mkdirs } from './nodeOps';
 import type { RetryLoop } from './RetryLoop';
 
@@ -13,6 +14,7 @@ export class Namespace {
   constructor(
     readonly name: string | undefined,
     private readonly retry: RetryLoop,
+    private readonly aclFor: AclForPath,
   ) {}
 
   /** The path on the server for a user's path. */
@@ -25,12 +27,12 @@ export class Namespace {
     return withoutNamespace(this.name, fullPath);
   }
 
-  /** Makes sure the namespace node exists, once per client (again after a failure). */
+  /** Makes sure the namespace node exists, once per client (again after a failure), with the ACL provider's ACL, its parents too. */
   async ensure(signal: AbortSignal | undefined): Promise<void> {
     const ns = this.name;
     if (ns === undefined) return;
     if (!this.ready) {
-      const ready = this.retry.run({ operation: 'ensurePath', path: `/${ns}`, signal }, (t: Transport) => mkdirs(t, `/${ns}`, 'PERSISTENT'));
+      const ready = this.retry.run({ operation: 'ensurePath', path: `/${ns}`, signal }, (t: Transport) => mkdirs(t, `/${ns}`, 'PERSISTENT', this.aclFor));
       this.ready = ready;
       ready.catch(() => {
         if (this.ready === ready) this.ready = undefined;

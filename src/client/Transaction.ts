@@ -3,6 +3,7 @@ import { validatePath } from '../paths';
 import type { CreateMode, Op, OpResult, Stat } from '../transport/Transport';
 import { raceAbort } from '../util/async';
 import { toData, validateOptions, validateSignal } from '../validate';
+import type { AclForPath } from './acls';
 import type { Namespace } from './Namespace';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
@@ -46,8 +47,11 @@ export class TransactionError extends ZkError {
   }
 }
 
+/** An operation as the user gives it: a create's ACL is the client's to choose, at commit. */
+export type TransactionOp = Exclude<Op, { type: 'create' }> | Omit<Extract<Op, { type: 'create' }>, 'acl'>;
+
 /** Runs a transaction's operations (paths relative to the namespace) and resolves with the server's results. */
-export type CommitTransaction = (ops: readonly Op[], signal: AbortSignal | undefined, session: Session | undefined) => Promise<OpResult[]>;
+export type CommitTransaction = (ops: readonly TransactionOp[], signal: AbortSignal | undefined, session: Session | undefined) => Promise<OpResult[]>;
 
 /** Options of {@link Transaction.commit}. */
 export interface CommitOptions {
@@ -77,12 +81,12 @@ export interface CommitOptions {
  * ```
  */
 export class Transaction {
-  private readonly ops: Op[] = [];
+  private readonly ops: TransactionOp[] = [];
   private committed = false;
 
   constructor(
     private readonly run: CommitTransaction,
-    private readonly checkSize: (ops: readonly Op[]) => void,
+    private readonly checkSize: (ops: readonly TransactionOp[]) => void,
     private readonly defaultData: Buffer,
   ) {}
 
@@ -153,26 +157,34 @@ export class Transaction {
     });
   }
 
-  private add(op: Op): this {
+  private add(op: TransactionOp): this {
     if (this.committed) throw new InvalidArgumentError('a committed transaction takes no more operations');
     this.ops.push(op);
     return this;
   }
 }
 
-/** Runs a transaction's operations with multi, retried as every operation is, with paths through the namespace. */
+/**
+ * Runs a transaction's operations with multi, retried as every operation is, with paths through
+ * the namespace. Each create carries `aclFor(its path)` in the multi request itself: a transport
+ * whose creates cannot carry an ACL is refused, as one without multi is (the native binding has
+ * neither), since its creates would stay open.
+ */
 export async function commitTransaction(
-  ctx: { retry: RetryLoop; namespace: Namespace },
-  ops: readonly Op[],
+  ctx: { retry: RetryLoop; namespace: Namespace; aclFor: AclForPath },
+  ops: readonly TransactionOp[],
   signal: AbortSignal | undefined,
   session?: Session,
 ): Promise<OpResult[]> {
-  const { retry, namespace } = ctx;
+  const { retry, namespace, aclFor } = ctx;
+  const full = ops.map((op): Op => {
+    const path = namespace.full(op.path);
+    return op.type === 'create' ? { ...op, path, acl: aclFor(path) } : { ...op, path };
+  });
   await namespace.ensure(signal);
-  const full = ops.map((op) => ({ ...op, path: namespace.full(op.path) }));
   const results = await raceAbort(
     retry.run({ operation: 'multi', path: ops[0].path, signal, session }, (t) => {
-      if (!t.multi) throw new UnsupportedError('transactions need multi, which the native transport does not have: use the protocol transport');
+      if (!t.multi || !t.aclOnCreate) throw new UnsupportedError('transactions need multi, which the native transport does not have: use the protocol transport');
       return t.multi(full);
     }),
     signal,

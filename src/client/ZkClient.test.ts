@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type AclProvider, type ConnectionState } from '..';
 import { RetryNTimes, type RetryPolicy } from '../retry';
 import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
+import { OPEN_ACL } from '../transport/Transport';
 import { findProtectedNode } from './protection';
 
 function setup(options: { autoConnect?: boolean; sessionTimeoutMs?: number; aclProvider?: AclProvider; retryPolicy?: RetryPolicy } = {}) {
@@ -181,25 +182,26 @@ describe('ZkClient (in-memory fake)', () => {
   it("with an aclProvider, an ephemeral node's ACL is set in the node's session; once it has ended, the create rejects with SESSION_LOST", async () => {
     let strike: (() => void) | undefined;
     const acl = [{ perms: Perms.ALL, scheme: 'world', id: 'anyone' }];
-    const { zk, client } = setup({
-      aclProvider: {
-        getDefaultAcl: () => acl,
-        getAclForPath: () => {
-          strike?.();
-          strike = undefined;
-          return acl;
-        },
-      },
-    });
+    const { zk, client, transport } = setup({ aclProvider: { getDefaultAcl: () => acl, getAclForPath: () => acl } });
     client.start();
     await client.blockUntilConnected({ timeoutMs: 1_000 });
-    // The session ends between the create's reply and the setACL.
+    // The session ends between the create's reply and the setACL (the fake, as the native binding, creates nodes open).
+    const strikeAfterCreate = (t: FakeTransport) => {
+      const create = t.create.bind(t);
+      t.create = async (...args) => {
+        const created = await create(...args);
+        strike?.();
+        strike = undefined;
+        return created;
+      };
+    };
     const expireNow = () => {
-      const t = zk.transports[zk.transports.length - 1] as FakeTransport;
+      const t = transport();
       zk.expire(t.sessionId);
       t.disconnect();
       t.connect();
     };
+    strikeAfterCreate(transport());
     strike = expireNow;
     const before = zk.calls.length;
     await expect(client.create('/e', { mode: 'EPHEMERAL' })).rejects.toMatchObject({ code: 'SESSION_LOST' });
@@ -207,6 +209,7 @@ describe('ZkClient (in-memory fake)', () => {
     expect(zk.nodes.has('/e')).toBe(false);
     // A persistent node outlives the session: its ACL is set in the next.
     await client.blockUntilConnected({ timeoutMs: 1_000 });
+    strikeAfterCreate(transport());
     strike = expireNow;
     await client.create('/p');
     await client.blockUntilConnected({ timeoutMs: 1_000 });
@@ -255,12 +258,12 @@ describe('findProtectedNode (CURATOR-498)', () => {
     ours.connect();
     theirs.connect();
     const uuid = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
-    await theirs.create('/p', Buffer.alloc(0), 'PERSISTENT');
-    const stale = await theirs.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL');
+    await theirs.create('/p', Buffer.alloc(0), 'PERSISTENT', OPEN_ACL);
+    const stale = await theirs.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL', OPEN_ACL);
     const discarded: string[] = [];
     expect(await findProtectedNode(ours, '/p', uuid, true, (p) => discarded.push(p))).toBeUndefined();
     expect(discarded).toEqual([stale]);
-    const mine = await ours.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL');
+    const mine = await ours.create(`/p/_c_${uuid}-lock-`, Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL', OPEN_ACL);
     await theirs.delete(stale, -1);
     expect(await findProtectedNode(ours, '/p', uuid, true, () => undefined)).toBe(mine);
   });

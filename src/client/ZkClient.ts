@@ -8,6 +8,7 @@ import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
 import { now } from '../util/timers';
 import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
+import { aclsFrom, type AclForPath } from './acls';
 import { BackgroundDeletes } from './BackgroundDeletes';
 import { Connection } from './Connection';
 import type { ConnectionState } from './ConnectionState';
@@ -80,6 +81,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   private readonly connection: Connection;
   private readonly retry: RetryLoop;
   private readonly ns: Namespace;
+  /** The ACL of each node the client creates: the aclProvider's, or the open ACL without one. */
+  private readonly aclFor: AclForPath;
   private readonly background: BackgroundDeletes;
   /** The chroot of the connect string, which the servers put in front of every path. */
   private readonly chroot: string;
@@ -97,7 +100,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     );
     this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory);
     this.retry = new RetryLoop(this.connection, () => this.options.retryPolicy, this.options.connectionTimeoutMs);
-    this.ns = new Namespace(this.options.namespace, this.retry);
+    this.aclFor = aclsFrom(this.options.aclProvider);
+    this.ns = new Namespace(this.options.namespace, this.retry, this.aclFor);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
     const slash = this.options.connectString.indexOf('/');
     this.chroot = slash < 0 ? '' : this.options.connectString.slice(slash);
@@ -252,7 +256,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     }
     // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment.
     const sent = this.serverPath(path) + (o.protected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
-    checkRequestSize(createRequestBytes(sent, data.length, ttlMs !== undefined), this.options.maxRequestBytes, 'the create', path);
+    const acl = this.aclFor(this.ns.full(path));
+    checkRequestSize(createRequestBytes(sent, data.length, ttlMs !== undefined, acl), this.options.maxRequestBytes, 'the create', path);
     const signal = validateSignal(o.signal);
     return { path, data, mode, ttlMs, createParents: o.createParents, protected: o.protected === true, signal };
   }
@@ -260,7 +265,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
     const request = this.checkCreate(path, options);
     await this.ns.ensure(request.signal);
-    return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclProvider: this.options.aclProvider }, { ...request, listParent });
+    return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, { ...request, listParent });
   }
 
   /**
@@ -358,7 +363,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /** Creates the node and its missing parents, as containers or persistent nodes. Existing nodes are left alone. */
   async ensurePath(path: string, options: OperationOptions & { container?: boolean } = {}): Promise<void> {
     const o = validateOptions(options, 'options');
-    await this.simple('ensurePath', path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT')));
+    await this.simple('ensurePath', path, options, (t, full) => (full === '/' ? Promise.resolve() : mkdirs(t, full, o.container ? 'CONTAINER' : 'PERSISTENT', this.aclFor)));
   }
 
   /**
@@ -384,8 +389,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    */
   transaction(): Transaction {
     return new Transaction(
-      (ops, signal, session) => commitTransaction({ retry: this.retry, namespace: this.ns }, ops, signal, session),
-      (ops) => checkRequestSize(multiRequestBytes(ops.map((op) => ({ ...op, path: this.serverPath(op.path) }))), this.options.maxRequestBytes, 'the transaction', ops[0].path),
+      (ops, signal, session) => commitTransaction({ retry: this.retry, namespace: this.ns, aclFor: this.aclFor }, ops, signal, session),
+      (ops) => {
+        const sized = ops.map((op) => ({ ...op, path: this.serverPath(op.path), ...(op.type === 'create' ? { acl: this.aclFor(this.ns.full(op.path)) } : {}) }));
+        checkRequestSize(multiRequestBytes(sized), this.options.maxRequestBytes, 'the transaction', ops[0].path);
+      },
       this.options.defaultData,
     );
   }

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors';
 import { joinPath } from '../paths';
 import { isRetryableError } from '../retry';
-import type { CreateMode, Stat, Transport } from '../transport/Transport';
+import { OPEN_ACL, type CreateMode, type Stat, type Transport } from '../transport/Transport';
 import { raceAbort } from '../util/async';
+import type { AclForPath } from './acls';
 import type { BackgroundDeletes } from './BackgroundDeletes';
 import type { Namespace } from './Namespace';
 import { mkdirs } from './nodeOps';
-import type { AclProvider } from './options';
 import { findProtectedNode, protectedName } from './protection';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
@@ -51,7 +51,7 @@ export interface CreateContext {
   readonly retry: RetryLoop;
   readonly namespace: Namespace;
   readonly background: BackgroundDeletes;
-  readonly aclProvider: AclProvider | undefined;
+  readonly aclFor: AclForPath;
 }
 
 /**
@@ -59,6 +59,9 @@ export interface CreateContext {
  * its `_c_<uuid>-` prefix; an ephemeral node found that way that belongs to another session is
  * deleted and created anew (CURATOR-498). If retries run out, a node the lost create may have made
  * is found and deleted in the background. On abort, a node created after all is deleted.
+ *
+ * The node and the parents it makes get `aclFor(path)` in their create requests; on a transport
+ * whose create cannot carry an ACL (`aclOnCreate` false), by a setACL after the create.
  */
 export async function createNode(ctx: CreateContext, req: CreateRequest): Promise<CreatedNode> {
   const { retry, namespace, background } = ctx;
@@ -70,6 +73,8 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
   const target = protectedId ? joinPath(parent, protectedName(protectedId, full.slice(slash + 1))) : full;
   const ephemeral = req.mode.startsWith('EPHEMERAL');
   const parentMode = req.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
+  // Looked up by the path asked for (protected name included, sequence not yet known), as Curator does.
+  const acl = ctx.aclFor(target);
 
   const listing = async (t: Transport) => {
     if (!req.listParent) return {};
@@ -77,20 +82,22 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     return { children, parentStat: stat };
   };
 
-  const createOnce = async (t: Transport, session: Session): Promise<CreatedNode> => {
-    const created = t.create2 ? t.create2(target, req.data, req.mode, req.ttlMs) : t.create(target, req.data, req.mode, req.ttlMs).then((path) => ({ path, stat: undefined }));
+  const createOnce = async (t: Transport, session: Session): Promise<CreatedNode & { aclSet: boolean }> => {
+    const created = t.create2
+      ? t.create2(target, req.data, req.mode, acl, req.ttlMs)
+      : t.create(target, req.data, req.mode, acl, req.ttlMs).then((path) => ({ path, stat: undefined }));
     // Sent right behind the create: ZooKeeper runs one session's requests in order, so the
     // listing already holds the new node. Its failure follows the create's.
     const listed = listing(t);
     listed.catch(() => undefined);
     const { path, stat } = await created;
-    return { path, stat, session, ...(await listed) };
+    return { path, stat, session, aclSet: t.aclOnCreate, ...(await listed) };
   };
 
   const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, async (t, n, session) => {
     if (protectedId && n > 0) {
       const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => background.delete(stale));
-      if (found) return { path: found, session, ...(await listing(t)) };
+      if (found) return { path: found, session, aclSet: t.aclOnCreate, ...(await listing(t)) };
     }
     for (let parentsTries = 0; ; parentsTries++) {
       try {
@@ -98,7 +105,7 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
       } catch (err) {
         // A container parent can be reaped between our mkdirs and our create: try again.
         if (!isZkError(err, 'NONODE') || req.createParents === undefined || parentsTries >= MAX_PARENT_TRIES) throw err;
-        await mkdirs(t, parent, parentMode);
+        await mkdirs(t, parent, parentMode, ctx.aclFor);
       }
     }
   });
@@ -110,12 +117,13 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
     throw err;
   });
-  if (ctx.aclProvider) {
-    const acl = ctx.aclProvider.getAclForPath(namespace.relative(created.path));
-    // An ephemeral node goes with its session: its ACL is set in that session or not at all (in
-    // the next, the path is gone or, worse, another session's node).
-    const session = ephemeral ? created.session : undefined;
-    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(created.path, acl, -1));
+  const { aclSet, ...node } = created;
+  if (!aclSet && acl !== OPEN_ACL) {
+    // The transport created it open (the native binding). An ephemeral node goes with its session:
+    // its ACL is set in that session or not at all (in the next, the path is gone or, worse,
+    // another session's node).
+    const session = ephemeral ? node.session : undefined;
+    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(node.path, acl, -1));
   }
-  return { ...created, path: namespace.relative(created.path) };
+  return { ...node, path: namespace.relative(node.path) };
 }

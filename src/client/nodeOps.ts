@@ -1,7 +1,8 @@
 /** Multi-step node operations on one transport: creating missing ancestors, deleting a subtree. */
 import { isZkError } from '../errors';
 import { joinPath } from '../paths';
-import type { Transport } from '../transport/Transport';
+import { OPEN_ACL, type Transport } from '../transport/Transport';
+import type { AclForPath } from './acls';
 
 /** How many times `mkdirs` starts over after an ancestor it had found went before it was done. */
 const MKDIRS_ROUNDS = 5;
@@ -11,27 +12,39 @@ const MKDIRS_ROUNDS = 5;
  * between our finding it and our creating its child (a container the server reaped once it was
  * empty, or a delete by someone else) makes the child's create fail with NONODE: it starts over
  * from the top, a few times at most.
+ *
+ * Each node it creates gets `aclFor(itsPath)`, as Curator's mkdirs gives parents the provider's
+ * ACL: in the create request, or by a setACL right after it on a transport that cannot
+ * (`aclOnCreate` false). Every level's ACL is looked up before the first create.
  */
-export async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
+export async function mkdirs(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER', aclFor: AclForPath): Promise<void> {
+  const levels: Array<{ path: string; acl: ReturnType<AclForPath> }> = [];
+  let current = '';
+  for (const part of path.split('/').filter(Boolean)) {
+    current += `/${part}`;
+    levels.push({ path: current, acl: aclFor(current) });
+  }
   for (let round = 1; ; round++) {
     try {
-      return await createEachLevel(t, path, mode);
+      return await createEachLevel(t, levels, mode);
     } catch (err) {
       if (!isZkError(err, 'NONODE') || round >= MKDIRS_ROUNDS) throw err;
     }
   }
 }
 
-/** One pass from the top: creates each node on the way to `path` in turn; an existing one is fine. */
-async function createEachLevel(t: Transport, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
-  let current = '';
-  for (const part of path.split('/').filter(Boolean)) {
-    current += `/${part}`;
+/** One pass from the top: creates each node on the way in turn; an existing one is fine (and keeps its ACL). */
+async function createEachLevel(t: Transport, levels: ReadonlyArray<{ path: string; acl: ReturnType<AclForPath> }>, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
+  for (const { path, acl } of levels) {
     try {
-      await t.create(current, Buffer.alloc(0), mode);
+      await t.create(path, Buffer.alloc(0), mode, acl);
     } catch (err) {
       if (!isZkError(err, 'NODEEXISTS')) throw err;
+      continue;
     }
+    // Open until this lands (the native binding); if the connection drops first, it stays open: a
+    // retry finds the node there and cannot tell it from someone else's.
+    if (!t.aclOnCreate && acl !== OPEN_ACL) await t.setACL(path, acl, -1);
   }
 }
 

@@ -9,10 +9,20 @@ import { describeValue, validateBoolean, validateFunction, validatePositiveInt, 
 import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
 
-/** Chooses the ACL of nodes the client creates, like Curator's ACLProvider. */
+/**
+ * Chooses the ACL of every node the client creates, like Curator's ACLProvider: nodes created by
+ * `create`, their parents (`createParents`), every level of `ensurePath`, the namespace node, the
+ * recipes' nodes and base paths, and the creates of a transaction.
+ */
 export interface AclProvider {
+  /** The ACL of a node for which `getAclForPath` gives none. */
   getDefaultAcl(): readonly ACL[];
-  getAclForPath(path: string): readonly ACL[];
+  /**
+   * The ACL of the node about to be created at `path`: its full path, namespace included (and a
+   * protected node's `_c_` prefix; a sequential node's path before its sequence number). Null or
+   * undefined: `getDefaultAcl()`.
+   */
+  getAclForPath(path: string): readonly ACL[] | null | undefined;
 }
 
 /** Digest (or other scheme) credentials sent on every new session. */
@@ -38,10 +48,12 @@ export interface ZkClientOptions {
   /** Credentials added to every session, such as `{ scheme: 'digest', auth: 'user:password' }`. */
   authInfo?: readonly AuthInfo[];
   /**
-   * ACLs for created nodes. The native binding always creates nodes with the open ACL, so the
-   * client sets the provider's ACL right after the create: the node is open for that moment. An
-   * ephemeral node's ACL is set in the node's session only: if that session ends first, the node
-   * is gone with it and the create rejects with SessionLostError.
+   * ACLs for every node the client creates, parents and namespace included. On the protocol
+   * transport each create request carries the node's ACL: no node is ever open. The native binding
+   * always creates nodes with the open ACL, so there the client sets the provider's ACL right after
+   * the create: the node is open for that moment (and a parent stays open if the connection drops
+   * in between). An ephemeral node's ACL is set in the node's session only: if that session ends
+   * first, the node is gone with it and the create rejects with SessionLostError.
    */
   aclProvider?: AclProvider;
   /** Ask for read-only mode. Not supported (neither transport implements it), so `true` is refused with UnsupportedError. */

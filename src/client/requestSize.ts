@@ -4,6 +4,7 @@
  * would drop every connection it made: so no request that cannot fit is ever sent.
  */
 import { InvalidArgumentError } from '../errors';
+import type { ACL } from '../transport/Transport';
 
 /** ZooKeeper's default jute.maxbuffer: the largest frame a server accepts, 1 MiB less one byte. */
 export const DEFAULT_MAX_REQUEST_BYTES = 0xfffff;
@@ -12,12 +13,14 @@ export const DEFAULT_MAX_REQUEST_BYTES = 0xfffff;
 const HEADER = 8;
 /** A string or buffer on the wire: a 4-byte length, then the bytes. */
 const field = (bytes: number) => 4 + bytes;
-/** The open ACL the transports create nodes with: a vector of one (perms, "world", "anyone"). */
-const OPEN_ACL = 4 + 4 + field(5) + field(6);
+/** An ACL vector: its length, then each entry's perms, scheme and id. */
+function aclBytes(acl: readonly ACL[]): number {
+  return acl.reduce((bytes, a) => bytes + 4 + field(Buffer.byteLength(a.scheme)) + field(Buffer.byteLength(a.id)), 4);
+}
 
-/** Bytes of a create request for a path (as sent to the server) and data. */
-export function createRequestBytes(serverPath: string, dataBytes: number, withTtl: boolean): number {
-  return HEADER + field(Buffer.byteLength(serverPath)) + field(dataBytes) + OPEN_ACL + 4 + (withTtl ? 8 : 0);
+/** Bytes of a create request for a path (as sent to the server), data and the node's ACL. */
+export function createRequestBytes(serverPath: string, dataBytes: number, withTtl: boolean, acl: readonly ACL[]): number {
+  return HEADER + field(Buffer.byteLength(serverPath)) + field(dataBytes) + aclBytes(acl) + 4 + (withTtl ? 8 : 0);
 }
 
 /** Bytes of a setData request. */
@@ -41,12 +44,12 @@ export function checkRequestSize(bytes: number, limit: number, what: string, pat
 }
 
 /** Bytes of a multi request for `ops` (paths as sent to the server): each op's header and body, and the closing header. */
-export function multiRequestBytes(ops: ReadonlyArray<{ type: string; path: string; data?: Buffer; ttlMs?: number }>): number {
+export function multiRequestBytes(ops: ReadonlyArray<{ type: string; path: string; data?: Buffer; ttlMs?: number; acl?: readonly ACL[] }>): number {
   const opHeader = 4 + 1 + 4;
   let bytes = HEADER + opHeader;
   for (const op of ops) {
     const path = field(Buffer.byteLength(op.path));
-    if (op.type === 'create') bytes += opHeader + path + field(op.data?.length ?? 0) + OPEN_ACL + 4 + (op.ttlMs !== undefined ? 8 : 0);
+    if (op.type === 'create') bytes += opHeader + path + field(op.data?.length ?? 0) + aclBytes(op.acl ?? []) + 4 + (op.ttlMs !== undefined ? 8 : 0);
     else if (op.type === 'setData') bytes += opHeader + path + field(op.data?.length ?? 0) + 4;
     else bytes += opHeader + path + 4;
   }

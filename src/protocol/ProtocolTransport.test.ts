@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import { ZkError } from '../errors';
-import type { Transport, TransportEvents, TransportOptions, WatchEvent } from '../transport/Transport';
+import { OPEN_ACL, type Transport, type TransportEvents, type TransportOptions, type WatchEvent } from '../transport/Transport';
 import { encodeRecord, framed, SAMPLE_STAT, ScriptedServer, type ClientFrame, type ScriptedConnection } from './__fixtures__/ScriptedServer';
 import { ErrorCode, EventType, OpCode, Xid } from './opcodes';
 import { ProtocolError } from './ProtocolError';
@@ -148,7 +148,7 @@ describe('ProtocolTransport: listeners', () => {
 describe('ProtocolTransport: requests', () => {
   it('pipelines requests and matches replies to them in order', async () => {
     const { t, c } = await connected();
-    const calls = [t.getData('/a'), t.exists('/b'), t.create('/c', Buffer.from('x'), 'PERSISTENT')];
+    const calls = [t.getData('/a'), t.exists('/b'), t.create('/c', Buffer.from('x'), 'PERSISTENT', OPEN_ACL)];
     const frames = [await c.next(), await c.next(), await c.next()];
     expect(frames.map((f) => [f.xid, f.type])).toEqual([
       [1, OpCode.getData],
@@ -512,7 +512,7 @@ describe('ProtocolTransport: chroot', () => {
   it('prefixes paths on the way out and strips them from created paths, events and ephemerals', async () => {
     const { t, c } = await connected({ chroot: '/app' });
     const heard: string[] = [];
-    const created = t.create('/x-', Buffer.alloc(0), 'PERSISTENT_SEQUENTIAL');
+    const created = t.create('/x-', Buffer.alloc(0), 'PERSISTENT_SEQUENTIAL', OPEN_ACL);
     const create = await c.next();
     expect(pathOf(create)).toBe('/app/x-');
     c.reply(create.xid, 0, encodeRecord(PathResponseRecord, { path: '/app/x-0000000001' }));

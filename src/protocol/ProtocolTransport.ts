@@ -50,9 +50,6 @@ import {
 import { Failure, frame } from './requests';
 import type { WatchTable } from './watches';
 
-/** The open ACL (world:anyone, all permissions), what the client creates nodes with. */
-const OPEN_ACL: readonly ACL[] = Object.freeze([Object.freeze({ perms: 31, scheme: 'world', id: 'anyone' })]);
-
 /** A request that sets a watch on `path` (server path): `register` sees the reply's code. */
 interface WatchSetting {
   readonly path: string;
@@ -111,6 +108,11 @@ export class ProtocolTransport implements Transport {
 
   get lastConnectError(): Error | undefined {
     return this.connection.lastConnectError;
+  }
+
+  /** Every create request carries its node's ACL. */
+  get aclOnCreate(): boolean {
+    return true;
   }
 
   on<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void {
@@ -207,21 +209,21 @@ export class ProtocolTransport implements Transport {
 
   // ---------------------------------------------------------------- operations
 
-  async create(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<string> {
+  async create(path: string, data: Buffer, mode: CreateMode, acl: readonly ACL[], ttlMs?: number): Promise<string> {
     // Only these two opcodes exist for containers and TTL nodes; both answer with the stat too.
-    if (mode === 'CONTAINER' || mode.endsWith('_WITH_TTL')) return (await this.create2(path, data, mode, ttlMs)).path;
+    if (mode === 'CONTAINER' || mode.endsWith('_WITH_TTL')) return (await this.create2(path, data, mode, acl, ttlMs)).path;
     return this.run(
       path,
       this.call(
         OpCode.create,
-        (w) => CreateRequestRecord.write(w, { path: this.server(path), data, acl: OPEN_ACL, flags: CreateFlags[mode] }),
+        (w) => CreateRequestRecord.write(w, { path: this.server(path), data, acl, flags: CreateFlags[mode] }),
         (r) => this.chroot.strip(PathResponseRecord.read(r).path),
       ),
     );
   }
 
   /** A create that returns the new node's stat: create2, or createTTL / createContainer by mode, as the Java client picks. */
-  create2(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<{ path: string; stat: Stat }> {
+  create2(path: string, data: Buffer, mode: CreateMode, acl: readonly ACL[], ttlMs?: number): Promise<{ path: string; stat: Stat }> {
     const serverPath = this.server(path);
     const flags = CreateFlags[mode];
     const ttl = mode.endsWith('_WITH_TTL');
@@ -231,8 +233,8 @@ export class ProtocolTransport implements Transport {
         ttl ? OpCode.createTTL : mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create2,
         (w) =>
           ttl
-            ? CreateTTLRequestRecord.write(w, { path: serverPath, data, acl: OPEN_ACL, flags, ttl: BigInt(ttlMs ?? 0) })
-            : CreateRequestRecord.write(w, { path: serverPath, data, acl: OPEN_ACL, flags }),
+            ? CreateTTLRequestRecord.write(w, { path: serverPath, data, acl, flags, ttl: BigInt(ttlMs ?? 0) })
+            : CreateRequestRecord.write(w, { path: serverPath, data, acl, flags }),
         (r) => {
           const { path: created, stat } = Create2ResponseRecord.read(r);
           return { path: this.chroot.strip(created), stat };
@@ -325,7 +327,7 @@ export class ProtocolTransport implements Transport {
       ops[0]?.path ?? '/',
       this.call(
         OpCode.multi,
-        (w) => writeMulti(w, ops, OPEN_ACL, (p) => this.server(p)),
+        (w) => writeMulti(w, ops, (p) => this.server(p)),
         (r) => readMultiResults(r, (p) => this.chroot.strip(p)),
       ),
     );

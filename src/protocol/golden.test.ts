@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Watcher } from '../transport/Transport';
+import { OPEN_ACL, type Watcher } from '../transport/Transport';
 import { ScriptedServer, type ScriptedConnection } from './__fixtures__/ScriptedServer';
 import { JuteReader } from './jute';
 import { ProtocolTransport } from './ProtocolTransport';
@@ -55,11 +55,11 @@ describe('golden bytes: the Java client sends the same', () => {
     const hello = Buffer.from('hello');
     const ignore: Watcher = () => undefined;
     await t.addAuth('digest', 'user:secret');
-    await t.create('/golden', hello, 'PERSISTENT');
-    await t.create('/golden/e-', Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL');
-    await t.create('/golden/ttl', hello, 'PERSISTENT_WITH_TTL', 60_000);
-    await t.create('/golden/c', Buffer.alloc(0), 'CONTAINER');
-    await t.create2('/golden/s', hello, 'PERSISTENT');
+    await t.create('/golden', hello, 'PERSISTENT', OPEN_ACL);
+    await t.create('/golden/e-', Buffer.alloc(0), 'EPHEMERAL_SEQUENTIAL', OPEN_ACL);
+    await t.create('/golden/ttl', hello, 'PERSISTENT_WITH_TTL', OPEN_ACL, 60_000);
+    await t.create('/golden/c', Buffer.alloc(0), 'CONTAINER', OPEN_ACL);
+    await t.create2('/golden/s', hello, 'PERSISTENT', OPEN_ACL);
     await t.getData('/golden', ignore);
     await t.exists('/golden/missing', ignore);
     await t.getChildren('/golden', ignore);
@@ -77,7 +77,7 @@ describe('golden bytes: the Java client sends the same', () => {
     await t.setData('/golden', Buffer.from('world'), 0);
     await t.multi([
       { type: 'check', path: '/golden', version: 1 },
-      { type: 'create', path: '/golden/m', data: hello, mode: 'PERSISTENT' },
+      { type: 'create', path: '/golden/m', data: hello, mode: 'PERSISTENT', acl: OPEN_ACL },
       { type: 'setData', path: '/golden/m', data: hello, version: -1 },
       { type: 'delete', path: '/golden/m', version: -1 },
     ]);

@@ -4,7 +4,7 @@
  * MultiResponse).
  */
 import { SERVER_ERROR_CODES } from '../errors';
-import type { ACL, Op, OpResult, ReadOp, ReadResult } from '../transport/Transport';
+import type { Op, OpResult, ReadOp, ReadResult } from '../transport/Transport';
 import { JuteReader, JuteWriter } from './jute';
 import { CreateFlags, OpCode } from './opcodes';
 import { ProtocolError } from './ProtocolError';
@@ -37,7 +37,7 @@ function header(w: JuteWriter, type: number, done: boolean): void {
  * Java client's Op.create sends it (the server answers TTL and container creates with the stat).
  * `serverPath` applies the chroot.
  */
-export function writeMulti(w: JuteWriter, ops: readonly Op[], acl: readonly ACL[], serverPath: (path: string) => string): void {
+export function writeMulti(w: JuteWriter, ops: readonly Op[], serverPath: (path: string) => string): void {
   for (const op of ops) {
     const path = serverPath(op.path);
     switch (op.type) {
@@ -45,10 +45,10 @@ export function writeMulti(w: JuteWriter, ops: readonly Op[], acl: readonly ACL[
         const flags = CreateFlags[op.mode];
         if (op.mode.endsWith('_WITH_TTL')) {
           header(w, OpCode.createTTL, false);
-          CreateTTLRequestRecord.write(w, { path, data: op.data, acl, flags, ttl: BigInt(op.ttlMs ?? 0) });
+          CreateTTLRequestRecord.write(w, { path, data: op.data, acl: op.acl, flags, ttl: BigInt(op.ttlMs ?? 0) });
         } else {
           header(w, op.mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create, false);
-          CreateRequestRecord.write(w, { path, data: op.data, acl, flags });
+          CreateRequestRecord.write(w, { path, data: op.data, acl: op.acl, flags });
         }
         break;
       }

@@ -93,6 +93,8 @@ export class FakeTransport implements Transport {
   readonly failures: ServerErrorCode[] = [];
   lastHeardAt = 0;
   readonly lastConnectError: Error | undefined = undefined;
+  /** Like the native binding, it creates nodes open: the client sets their ACL after the create. */
+  readonly aclOnCreate = false;
 
   constructor(
     private readonly zk: FakeZooKeeper,
@@ -170,7 +172,7 @@ export class FakeTransport implements Transport {
     return [...this.zk.nodes.keys()].filter((p) => p !== path && p.startsWith(prefix) && !p.slice(prefix.length).includes('/')).map((p) => p.slice(prefix.length));
   }
 
-  create(path: string, data: Buffer, mode: CreateMode): Promise<string> {
+  create(path: string, data: Buffer, mode: CreateMode, _acl: readonly ACL[]): Promise<string> {
     return this.op('create', path, () => {
       const parent = this.node(parentOf(path));
       if (parent.ephemeralOwner !== 0n) throw serverError(-108, { path });

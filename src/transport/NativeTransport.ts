@@ -137,6 +137,14 @@ export class NativeTransport implements Transport {
   }
 
   /**
+   * The binding's create takes no ACL: its C++ side passes ZOO_OPEN_ACL_UNSAFE to zoo_acreate
+   * (and zoo_acreate_ttl) whatever it is given, so every node starts open.
+   */
+  get aclOnCreate(): boolean {
+    return false;
+  }
+
+  /**
    * While there is no connection, looks every so often (a twentieth of the session timeout,
    * 100 ms to 1 s) for a stalled handle, and replaces it. After a failed connection (a ping
    * timeout, a refused or reset connect) the C client asks to be called again soon, but the
@@ -464,7 +472,8 @@ export class NativeTransport implements Transport {
     return Object.assign(native, { unwatch });
   }
 
-  create(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<string> {
+  /** Creates the node with the open ACL, whatever `acl` says (see `aclOnCreate`). */
+  create(path: string, data: Buffer, mode: CreateMode, _acl: readonly ACL[], ttlMs?: number): Promise<string> {
     const flags = CREATE_FLAGS[mode];
     if (ttlMs !== undefined && ttlMs > 0) {
       return this.call(path, (cb) => this.native.a_create_ttl(path, data, flags, ttlMs, cb), (created: string) => created);

@@ -44,6 +44,9 @@ export interface ACL {
   readonly id: string;
 }
 
+/** The open ACL (world:anyone, all permissions): what a node gets when no ACL provider says otherwise. */
+export const OPEN_ACL: readonly ACL[] = Object.freeze([Object.freeze({ perms: 31, scheme: 'world', id: 'anyone' })]);
+
 /** Permission bits for ACL entries. */
 export const Perms = Object.freeze({
   READ: 1,
@@ -95,7 +98,7 @@ export type WatcherKind = 'children' | 'data' | 'any' | 'persistent' | 'persiste
 
 /** One operation of a transaction (`multi`). */
 export type Op =
-  | { readonly type: 'create'; readonly path: string; readonly data: Buffer; readonly mode: CreateMode; readonly ttlMs?: number }
+  | { readonly type: 'create'; readonly path: string; readonly data: Buffer; readonly mode: CreateMode; readonly acl: readonly ACL[]; readonly ttlMs?: number }
   | { readonly type: 'delete'; readonly path: string; readonly version: number }
   | { readonly type: 'setData'; readonly path: string; readonly data: Buffer; readonly version: number }
   | { readonly type: 'check'; readonly path: string; readonly version: number };
@@ -160,6 +163,13 @@ export interface Transport {
   readonly lastHeardAt: number;
   /** Why the last connection attempt failed, when one did since the last connection; for error messages. */
   readonly lastConnectError: Error | undefined;
+  /**
+   * Whether a create (and a create in `multi`) gives the new node the `acl` it was passed, in the
+   * create request itself. False for the native binding, which creates every node with the open
+   * ACL whatever it is passed: there a caller that wants another ACL sets it after the create, and
+   * the node is open until then.
+   */
+  readonly aclOnCreate: boolean;
 
   on<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void;
   off<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void;
@@ -171,7 +181,8 @@ export interface Transport {
    */
   close(): Promise<void>;
 
-  create(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<string>;
+  /** Creates a node with `acl` (see `aclOnCreate`); resolves with its path (with the sequence, for a sequential node). */
+  create(path: string, data: Buffer, mode: CreateMode, acl: readonly ACL[], ttlMs?: number): Promise<string>;
   delete(path: string, version: number): Promise<void>;
   exists(path: string, watcher?: Watcher): Promise<Stat | null>;
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }>;
@@ -185,7 +196,7 @@ export interface Transport {
   // ---- optional: the protocol transport has them, the native one does not.
 
   /** A create that also returns the new node's stat (create2). */
-  create2?(path: string, data: Buffer, mode: CreateMode, ttlMs?: number): Promise<{ path: string; stat: Stat }>;
+  create2?(path: string, data: Buffer, mode: CreateMode, acl: readonly ACL[], ttlMs?: number): Promise<{ path: string; stat: Stat }>;
   /** Runs the operations atomically. Resolves with a result per operation, 'error' entries included when it failed. */
   multi?(ops: readonly Op[]): Promise<OpResult[]>;
   /** Several reads in one request; each succeeds or fails on its own (not atomic). */
