@@ -87,17 +87,17 @@ const CASES: Record<string, Case> = {
     present: ['/leader', '/leader/selector'],
     more: 1,
     async make(owner, track) {
-      const leading = deferred<void>();
+      let leading = false;
       const selector = new LeaderSelector(owner, '/leader/selector', {
         takeLeadership: (signal) =>
           new Promise<void>((resolve) => {
-            leading.resolve();
+            leading = true;
             signal.addEventListener('abort', () => resolve());
           }),
       });
       selector.start();
       track(() => selector.close());
-      await leading.promise;
+      await eventually('leadership', () => leading);
     },
   },
   DistributedDoubleBarrier: {
@@ -123,17 +123,15 @@ const CASES: Record<string, Case> = {
       const queue = new DistributedQueue<string>(owner, '/dq/items', { lockPath: '/dq/locks', errorMode: 'requeue' });
       track(() => queue.close());
       await queue.put('payload');
-      const again = deferred<void>();
       const done = deferred<void>();
       track(() => done.resolve());
       let calls = 0;
       queue.start(async () => {
         if (++calls === 1) throw new Error('fail once: requeue');
         // The requeued copy is in hand, with its lock node: keep both while the intruder tries.
-        again.resolve();
         await done.promise;
       });
-      await again.promise;
+      await eventually('the requeued item handed out again', () => calls === 2);
     },
   },
   GroupMember: {
