@@ -217,6 +217,26 @@ describe('ZkClient (in-memory fake)', () => {
     await client.close();
   });
 
+  it('with an aclProvider, a node whose setACL after the create fails is deleted, not left open', async () => {
+    const acl = [{ perms: Perms.READ, scheme: 'world', id: 'anyone' }];
+    const { zk, client, transport } = setup({ aclProvider: { getDefaultAcl: () => acl, getAclForPath: () => acl } });
+    client.start();
+    await client.blockUntilConnected({ timeoutMs: 1_000 });
+    const t = transport();
+    const create = t.create.bind(t);
+    t.create = async (...args) => {
+      const created = await create(...args);
+      t.failures.push('NOAUTH');
+      return created;
+    };
+    await expect(client.create('/p')).rejects.toMatchObject({ code: 'NOAUTH' });
+    const deadline = Date.now() + 5_000;
+    while (zk.nodes.has('/p') && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    expect(zk.nodes.has('/p')).toBe(false);
+    expect(zk.calls.filter((c) => c.endsWith(' /p'))).toEqual(['create /p', 'setACL /p', 'delete /p']);
+    await client.close();
+  });
+
   it('close() ends an operation waiting out its back-off between retries at once, not after it', async () => {
     const { client, zk, transport } = setup({ retryPolicy: new RetryNTimes({ n: 3, sleepMsBetweenRetries: 60_000 }) });
     client.start();

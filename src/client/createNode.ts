@@ -123,7 +123,11 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     // its ACL is set in that session or not at all (in the next, the path is gone or, worse,
     // another session's node).
     const session = ephemeral ? node.session : undefined;
-    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(node.path, acl, -1));
+    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(node.path, acl, -1)).catch((err: unknown) => {
+      // The caller hears the create failed: an open node it does not know of must not stay.
+      background.delete(node.path, -1, false, ephemeral ? node.session : undefined);
+      throw err;
+    });
   }
   return { ...node, path: namespace.relative(node.path) };
 }
