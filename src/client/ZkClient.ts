@@ -176,7 +176,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /**
    * Resolves once connected. Rejects with ConnectionTimeoutError when `timeoutMs` passes first (its
    * message says where the client tried, why the last attempt failed, and how long it waited), with
-   * the signal's reason on abort, and with ClientClosedError when the client closes.
+   * the signal's reason on abort, and with ClientClosedError when the client closes. With
+   * `authInfo`, a session counts as connected (and CONNECTED is reported) only once the server has
+   * accepted every credential; if it refuses one, this rejects with a ZkError of code AUTHFAILED,
+   * as every operation does from then on, and no state is reported.
    */
   async blockUntilConnected(options: BlockUntilConnectedOptions = {}): Promise<void> {
     const o = validateOptions(options, 'options');
