@@ -1,11 +1,19 @@
 /**
  * Credentials on a real server, on the transport under test: the first connection counts only once
- * the server has accepted them.
+ * the server has accepted them, and nothing the client holds shows them to `util.inspect`.
  */
 import { createHash } from 'node:crypto';
-import { Perms } from '../../src';
+import { inspect } from 'node:util';
+import { InterProcessMutex } from '../../recipes/locks';
+import { Perms, type ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
 import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
+
+/** Every object the client holds its options or credentials in, reached as a debugger or a log line would. */
+function holders(client: ZkClient): unknown[] {
+  const connection = (client as unknown as { connection: { transportNow: unknown } }).connection;
+  return [client, client.options, connection, connection.transportNow, new InterProcessMutex(client, '/lock')];
+}
 
 describe('credentials', () => {
   let server: TestingServer;
@@ -55,5 +63,25 @@ describe('credentials', () => {
     expect(states.states).toEqual(['CONNECTED']);
     expect((await alice.getData(root)).data.toString()).toBe('for alice only');
     await expect(admin.getData(root)).rejects.toMatchObject({ code: 'NOAUTH' });
+  });
+
+  it('util.inspect at any depth shows no digest password and no session password', async () => {
+    const client = await clients.connect({ connectString: server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:pw-0f5c1e' }] });
+    // Hex, upper case from the native binding.
+    const sessionPassword = client.getSessionCredentials().sessionPassword.toLowerCase();
+    expect(sessionPassword).toMatch(/^[0-9a-f]{32}$/);
+    for (const holder of holders(client)) {
+      for (const options of [{}, { depth: Infinity }, { depth: Infinity, showHidden: true, getters: true }]) {
+        const shown = inspect(holder, options);
+        expect(shown).not.toContain('pw-0f5c1e');
+        expect(shown.toLowerCase()).not.toContain(sessionPassword);
+      }
+    }
+    // What is shown still says what the client is.
+    const shown = inspect(client, { depth: Infinity });
+    expect(shown).toContain(server.connectString);
+    expect(shown).toContain("scheme: 'digest'");
+    expect(shown).toContain('[redacted]');
+    expect(shown).toContain(`0x${client.sessionId.toString(16)}`);
   });
 });

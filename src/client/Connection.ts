@@ -1,7 +1,9 @@
+import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import { ClientClosedError, ConnectionTimeoutError, IllegalStateError, SessionLostError, isZkError, serverError, type SessionEndReason, type ZkError } from '../errors';
 import type { Transport, TransportFactory } from '../transport/Transport';
 import { abortReason } from '../util/async';
+import { showAs } from '../util/redact';
 import { now, startTimer } from '../util/timers';
 import { ConnectionState } from './ConnectionState';
 import type { ConnectionStateManager } from './ConnectionStateManager';
@@ -57,6 +59,11 @@ export class Connection {
     private readonly watches: WatchRegistry,
     private readonly createTransport: TransportFactory,
   ) {}
+
+  /** What `util.inspect` shows: no transport, whose credentials stay out of logs. */
+  [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    return showAs('Connection', { lifecycle: this.lifecycle, connected: this.connected, session: this.sessionValue, options: this.options }, options, show);
+  }
 
   get isStarted(): boolean {
     return this.lifecycle === 'STARTED';
