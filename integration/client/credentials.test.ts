@@ -12,7 +12,7 @@ import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
 /** Every object the client holds its options or credentials in, reached as a debugger or a log line would. */
 function holders(client: ZkClient): unknown[] {
   const connection = (client as unknown as { connection: { transportNow: unknown } }).connection;
-  return [client, client.options, connection, connection.transportNow, new InterProcessMutex(client, '/lock')];
+  return [client, client.options, client.options.authInfo, connection, connection.transportNow, new InterProcessMutex(client, '/lock')];
 }
 
 describe('credentials', () => {

@@ -5,7 +5,7 @@ import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
 import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
-import { inspectAs, redactedAuth, secretTls } from '../util/redact';
+import { secretAuth, secretTls } from '../util/redact';
 import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
 import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
@@ -112,8 +112,8 @@ export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'nam
 
 /**
  * Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. The
- * result shows no secret to `util.inspect`: `authInfo` shows its schemes only, and `tls` (a frozen
- * copy) its key, passphrase, pfx and session as redacted.
+ * result shows no secret to `util.inspect`: `authInfo` (frozen copies) shows its schemes only, and
+ * `tls` (a frozen copy) its key, passphrase, pfx and session as redacted.
  */
 export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOptions {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('ZkClient options must be an object');
@@ -166,14 +166,14 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   }
   const maxRequestBytes =
     options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
-  const resolved = {
+  return Object.freeze({
     connectString,
     sessionTimeoutMs,
     connectionTimeoutMs,
     retryPolicy,
     namespace: validateNamespace(options.namespace),
     connectionStateErrorPolicy: policy,
-    authInfo: Object.freeze([...authInfo]),
+    authInfo: Object.freeze(authInfo.map(secretAuth)),
     aclProvider: options.aclProvider,
     canBeReadOnly,
     id,
@@ -184,6 +184,5 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     maxFrameBytes,
     // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
     transportFactory: options.transportFactory ?? transportFactory(transport),
-  };
-  return Object.freeze(inspectAs(resolved, () => ({ ...resolved, authInfo: redactedAuth(resolved.authInfo) })));
+  });
 }

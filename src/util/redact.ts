@@ -33,9 +33,9 @@ export function secretTls<T extends object>(tls: T): Readonly<T> {
   return Object.freeze(inspectAs(copy, () => shown));
 }
 
-/** Credentials as they show: the scheme, not the secret. */
-export function redactedAuth(authInfo: readonly { readonly scheme: string }[]): Array<{ scheme: string; auth: string }> {
-  return authInfo.map(({ scheme }) => ({ scheme, auth: REDACTED }));
+/** A frozen copy of credentials that shows its scheme, not its secret, to `util.inspect`. */
+export function secretAuth<T extends { readonly scheme: string; readonly auth: string }>({ scheme, auth }: T): Readonly<{ scheme: string; auth: string }> {
+  return Object.freeze(inspectAs({ scheme, auth }, () => ({ scheme, auth: REDACTED })));
 }
 
 /** What an object holding secrets shows as: its class name and `fields`, formatted as `util.inspect` would. */
