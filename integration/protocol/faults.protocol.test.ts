@@ -299,7 +299,9 @@ describe('a session the server refuses', () => {
     const client = clients.create({ transport: 'protocol', connectString: server.connectString, authInfo: [{ scheme: 'no-such-scheme', auth: 'x' }] });
     const states = new StateRecorder(client);
     client.start();
-    await states.waitFor('LOST', 0);
+    await expect(client.blockUntilConnected({ timeoutMs: timing(30_000) })).rejects.toMatchObject({ code: 'AUTHFAILED' });
+    // The session never counted as connected, so no state tells of it.
+    expect(states.states).toEqual([]);
     await expect(client.getData('/')).rejects.toMatchObject({ code: 'AUTHFAILED' });
     await clients.closeAll();
   });

@@ -3,9 +3,11 @@
  * certificate made for the test by the JDK's keytool.
  */
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { inspect } from 'node:util';
 import { ProtocolTransport } from '../../src/protocol/ProtocolTransport';
 import { TestingServer, freePorts } from '../../src/testing';
 import { locateZooKeeper } from '../../src/testing/installation';
@@ -64,6 +66,34 @@ describe('TLS', () => {
     expect((await client.getData(root)).data.toString()).toBe('over TLS');
     const plain = await clients.connect({ connectString: server.connectString });
     expect((await plain.getData(root)).data.toString()).toBe('over TLS');
+  });
+
+  it('util.inspect at any depth shows no TLS key, passphrase or digest password of a connected client', async () => {
+    const passphrase = 'pass-7d21c9';
+    const { privateKey } = generateKeyPairSync('ec', {
+      namedCurve: 'prime256v1',
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    // A line of the key's base64, which no redaction of a whole string could leave behind.
+    const keyLine = privateKey.split('\n')[2];
+    const client = await clients.connect({
+      transport: 'protocol',
+      connectString: `127.0.0.1:${securePort}`,
+      tls: { ca, key: privateKey, passphrase },
+      authInfo: [{ scheme: 'digest', auth: 'alice:pw-93be0a' }],
+    });
+    await client.exists('/');
+    const connection = (client as unknown as { connection: { transportNow: unknown } }).connection;
+    for (const holder of [client, client.options, client.options.tls, connection, connection.transportNow]) {
+      for (const options of [{}, { depth: Infinity }, { depth: Infinity, showHidden: true, getters: true }]) {
+        const shown = inspect(holder, options);
+        for (const secret of [keyLine, passphrase, 'pw-93be0a']) expect(shown).not.toContain(secret);
+      }
+    }
+    expect(inspect(client.options.tls)).toContain("key: '[redacted]'");
+    // The copy the client keeps still connects: the key and passphrase are there, only not shown.
+    expect(client.options.tls?.key).toBe(privateKey);
   });
 
   it('a server whose certificate is not trusted is a failed attempt, named in lastConnectError', async () => {

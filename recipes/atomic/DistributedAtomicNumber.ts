@@ -18,32 +18,22 @@ export interface NumberCodec<T> {
 }
 
 /**
- * A number's outcome over the bytes' outcome. The values are read from the bytes when asked for,
- * as Curator's are: a trySet over a corrupt node succeeds, and only reading its `preValue` throws.
+ * A number's outcome over the bytes' outcome, read when it is made: a node whose bytes are no such
+ * number rejects the operation with AtomicValueCorruptError, rather than resolving to an outcome
+ * whose values throw when read.
  */
 class NumberOutcome<T> implements AtomicValue<T> {
-  constructor(
-    private readonly bytes: AtomicValue<Buffer | null>,
-    private readonly codec: NumberCodec<T>,
-    private readonly path: string,
-  ) {
+  readonly succeeded: boolean;
+  readonly preValue: T;
+  readonly postValue: T;
+  readonly stats: AtomicStats;
+
+  constructor(bytes: AtomicValue<Buffer | null>, codec: NumberCodec<T>, path: string) {
+    this.succeeded = bytes.succeeded;
+    this.preValue = codec.decode(bytes.preValue, path);
+    this.postValue = codec.decode(bytes.postValue, path);
+    this.stats = bytes.stats;
     Object.freeze(this);
-  }
-
-  get succeeded(): boolean {
-    return this.bytes.succeeded;
-  }
-
-  get preValue(): T {
-    return this.codec.decode(this.bytes.preValue, this.path);
-  }
-
-  get postValue(): T {
-    return this.codec.decode(this.bytes.postValue, this.path);
-  }
-
-  get stats(): AtomicStats {
-    return this.bytes.stats;
   }
 }
 
@@ -51,8 +41,10 @@ class NumberOutcome<T> implements AtomicValue<T> {
  * A number shared through one node, updated atomically: Curator's DistributedAtomicNumber, on a
  * DistributedAtomicValue whose bytes are the number in big-endian order. The subclasses fix the
  * width: 8 bytes (DistributedAtomicLong, a bigint) or 4 (DistributedAtomicInteger). A node that
- * does not exist, or holds no bytes, reads as 0; fewer bytes than the width reject with an
- * AtomicValueCorruptError, as Curator's do. Sums wrap around as Java's long and int do.
+ * does not exist, or holds no bytes, reads as 0. A node with fewer bytes than the width is
+ * corrupt: every operation but `forceSet` (the way to repair it) rejects with an
+ * AtomicValueCorruptError and writes nothing. (Curator's `trySet` overwrites such a node, and its
+ * `get` succeeds with values that throw when read.) Sums wrap around as Java's long and int do.
  */
 export abstract class DistributedAtomicNumber<T> {
   readonly client: ZkClient;
@@ -70,12 +62,12 @@ export abstract class DistributedAtomicNumber<T> {
     this.path = this.value.path;
   }
 
-  /** The current value (0 when never set). Always succeeds. */
+  /** The current value (0 when never set). Succeeds unless the node is corrupt. @throws AtomicValueCorruptError */
   async get(options?: AtomicOperationOptions): Promise<AtomicValue<T>> {
     return this.map(await this.value.get(options));
   }
 
-  /** Sets the value whatever it is. No atomicity. */
+  /** Sets the value whatever it is, a corrupt one included. No atomicity. */
   async forceSet(newValue: T, options?: AtomicOperationOptions): Promise<void> {
     await this.value.forceSet(this.encode(newValue, 'newValue'), options);
   }
@@ -86,9 +78,19 @@ export abstract class DistributedAtomicNumber<T> {
     return this.map(await this.value.compareAndSet(expected, this.encode(newValue, 'newValue'), options));
   }
 
-  /** Sets the value with compare-and-set attempts (and the promoted lock, if configured). */
+  /**
+   * Sets the value with compare-and-set attempts (and the promoted lock, if configured). Over a
+   * corrupt node it rejects and writes nothing. @throws AtomicValueCorruptError
+   */
   async trySet(newValue: T, options?: AtomicOperationOptions): Promise<AtomicValue<T>> {
-    return this.map(await this.value.trySet(this.encode(newValue, 'newValue'), options));
+    const bytes = this.encode(newValue, 'newValue');
+    const { codec, path } = this;
+    return this.map(
+      await this.value.update((previous) => {
+        codec.decode(previous, path);
+        return bytes;
+      }, options),
+    );
   }
 
   /** Sets the value only if the node does not exist yet; true if it did so. */

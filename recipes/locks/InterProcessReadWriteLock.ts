@@ -16,7 +16,8 @@ export const WRITE_LOCK_NAME = '__WRIT__';
 /** Read and write nodes share one parent, one sequence counter and one order. */
 const SORT_NAMES: readonly string[] = Object.freeze([READ_LOCK_NAME, WRITE_LOCK_NAME]);
 
-function isWriteNode(name: string): boolean {
+/** Whether a lock node of the read-write lock is a write node (the CLI reads them with this too). */
+export function isWriteNode(name: string): boolean {
   return name.includes(WRITE_LOCK_NAME);
 }
 

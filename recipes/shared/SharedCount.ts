@@ -2,10 +2,11 @@ import { EventEmitter } from 'node:events';
 import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, ZkError, isZkError } from '../../src/errors';
+import { IllegalStateError, isZkError } from '../../src/errors';
 import { emitSafely } from '../../src/util/events';
 import { validatePositiveInt } from '../../src/validate';
 import { NodeWatch, type NodeData } from '../../src/watch';
+import { AtomicValueCorruptError } from '../atomic/errors';
 
 const log = debug('zk-recipes:shared:count');
 
@@ -29,9 +30,14 @@ export function encodeCount(count: number): Buffer {
   return bytes;
 }
 
-/** Reads Curator's 4-byte big-endian int. Like Curator, bytes past the fourth are ignored. */
+/**
+ * Reads Curator's 4-byte big-endian int. Like Curator, bytes past the fourth are ignored, and
+ * fewer bytes (none included: a count has no default) are no count.
+ *
+ * @throws AtomicValueCorruptError when there are fewer than 4 bytes.
+ */
 export function decodeCount(bytes: Buffer, path?: string): number {
-  if (bytes.length < 4) throw new ZkError('BAD_DATA', `a shared count needs 4 bytes, ${path ?? 'the node'} has ${bytes.length}`, { path });
+  if (bytes.length < 4) throw new AtomicValueCorruptError(bytes, { path });
   return bytes.readInt32BE(0);
 }
 
@@ -54,6 +60,10 @@ export interface SharedCountEvents {
  * - `getCount()` is the last count seen: a NodeWatch keeps it current and emits 'changed' once per
  *   newer value. A node deleted and created again is followed: it is a newer value even though its
  *   version starts again at 0, and `trySetCount` works against the new node's version.
+ * - **Corrupt data.** A node holding fewer than 4 bytes is no count: `start()` rejects with an
+ *   AtomicValueCorruptError (and the SharedCount is closed), and while the node seen last is corrupt `getCount()` and
+ *   `getVersionedValue()` throw it and `trySetCount` rejects with it; nothing is written over it
+ *   but by `setCount`, or `trySetCount` at the corrupt node's version.
  * - **SUSPENDED / LOST.** The count may be stale while disconnected. After a reconnect that could
  *   not keep the watch, and in a new session after LOST, the node is read again and watched again.
  *
@@ -75,6 +85,8 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
   private czxid = -1n;
   private lifecycle: 'LATENT' | 'STARTED' | 'CLOSED' = 'LATENT';
   private watch: NodeWatch | undefined;
+  /** Set while the node seen last holds no count. */
+  private corrupt: AtomicValueCorruptError | undefined;
 
   constructor(client: ZkClient, path: string, seedValue: number) {
     super();
@@ -97,15 +109,21 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
       onError: (err) => log('%s: reading the count failed, again later: %s', this.path, String(err)),
     });
     this.seen(await this.watch.start());
+    if (this.corrupt) {
+      const err = this.corrupt;
+      this.close();
+      throw err;
+    }
   }
 
-  /** The last count seen (the seed before `start()`). */
+  /** The last count seen (the seed before `start()`). @throws AtomicValueCorruptError while the node holds no count. */
   getCount(): number {
-    return this.value.count;
+    return this.getVersionedValue().count;
   }
 
-  /** The last count seen and the version it was read at. */
+  /** The last count seen and the version it was read at. @throws AtomicValueCorruptError while the node holds no count. */
   getVersionedValue(): VersionedCount {
+    if (this.corrupt) throw this.corrupt;
     return this.value;
   }
 
@@ -119,7 +137,8 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
 
   /**
    * Sets the count only if the node is still at `expectedVersion` (from `getVersionedValue()`).
-   * Resolves false when someone changed it since; the count seen is then read again.
+   * Resolves false when someone changed it since; the count seen is then read again, and a node
+   * found corrupt then rejects with AtomicValueCorruptError.
    */
   async trySetCount(newCount: number, expectedVersion: number): Promise<boolean> {
     const count = validateCount(newCount, 'newCount');
@@ -132,8 +151,8 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
     } catch (err) {
       if (!isZkError(err, 'BADVERSION')) throw err;
     }
-    const { data, stat } = await this.client.getData(this.path);
-    this.update(decodeCount(data, this.path), stat.version, stat.czxid);
+    this.seen(await this.client.getData(this.path));
+    if (this.corrupt) throw this.corrupt;
     return false;
   }
 
@@ -151,17 +170,27 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
   private seen(node: NodeData | null): void {
     // Deleted: the count seen stays until the node comes back (the watch waits for it).
     if (node === null) return;
+    const { version, czxid } = node.stat;
+    if (czxid === this.czxid && version <= this.value.version) return;
+    let count: number;
     try {
-      this.update(decodeCount(node.data, this.path), node.stat.version, node.stat.czxid);
+      count = decodeCount(node.data, this.path);
     } catch (err) {
-      log('%s: %s', this.path, String(err));
+      // Kept as the newest version seen, so that the count seen before it is not trusted again.
+      log('%s: version %d holds no count: %s', this.path, version, String(err));
+      this.corrupt = err as AtomicValueCorruptError;
+      this.czxid = czxid;
+      this.value = { count: this.value.count, version };
+      return;
     }
+    this.update(count, version, czxid);
   }
 
   /** Keeps a value newer than the last one: a later version of the same node, or another node. */
   private update(count: number, version: number, czxid: bigint): void {
     if (czxid === this.czxid && version <= this.value.version) return;
     this.czxid = czxid;
+    this.corrupt = undefined;
     this.value = { count, version };
     log('%s: count %d at version %d', this.path, count, version);
     emitSafely(this, 'changed', [count, version], (format, ...values) => log(`%s: ${format}`, this.path, ...values));

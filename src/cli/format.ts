@@ -1,6 +1,7 @@
 /**
  * How the CLI shows what it read: session ids as 0x hex, ages from a node's ctime, node data as
- * UTF-8 when it is printable text and as hex otherwise, truncated, and aligned text tables.
+ * UTF-8 when it is printable text and as hex otherwise, truncated, aligned text tables, and no
+ * character a terminal would obey unseen.
  */
 
 /** Node data as shown: text when the bytes are printable UTF-8, else hex; cut to a bound. */
@@ -23,6 +24,25 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 // Printable: no C0 or C1 controls (tab aside), no DEL; what a terminal shows as it is.
 // eslint-disable-next-line no-control-regex
 const UNPRINTABLE = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F]/;
+
+// Format characters (Unicode Cf: bidi overrides and isolates, zero-width characters, the BOM, …)
+// and the line and paragraph separators (Zl, Zp). ZooKeeper allows them in names, and a terminal
+// obeys them unseen: a name or a value holding one could reorder, hide or split what is printed
+// around it. Control characters cannot be in names, and make data show as hex.
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * `text` with every format character and line or paragraph separator written as a `\uXXXX`
+ * escape (one per UTF-16 unit), so what is printed shows as it is. In JSON the escapes read back
+ * as the characters they stand for.
+ */
+export function escapeInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => {
+    let escaped = '';
+    for (let i = 0; i < c.length; i++) escaped += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return escaped;
+  });
+}
 
 /** `data` as the CLI shows it. */
 export function showData(data: Buffer): ShownData {
@@ -73,8 +93,9 @@ export function durationText(ms: number): string {
   return `${Math.floor(s / 86_400)}d${String(Math.floor((s % 86_400) / 3_600)).padStart(2, '0')}h`;
 }
 
-/** Rows as columns aligned with two spaces between them; trailing spaces trimmed. */
-export function table(rows: readonly (readonly string[])[]): string[] {
+/** Rows as columns aligned with two spaces between them; trailing spaces trimmed. Cells are escaped (`escapeInvisible`) before they are measured. */
+export function table(cells: readonly (readonly string[])[]): string[] {
+  const rows = cells.map((row) => row.map(escapeInvisible));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - [...cell].length))).join('  ').trimEnd());

@@ -1,7 +1,8 @@
 import { parseCommandLine } from './args';
 import { CliError, ExitCode } from './errors';
 import { dataText, durationText, showData, table } from './format';
-import { isSemaphorePart, itemSequence, queueVariantOf, recognize } from './layouts';
+import { LEADER_SELECTOR_NAME } from '../../recipes/leader/participants';
+import { MUTEX_NAMES, isSemaphorePart, itemSequence, queueVariantOf, recognize, sortLockNodes } from './layouts';
 import { readWriteHolds } from './locks';
 
 const uuid = (i: number) => `_c_${String(i).repeat(8)}-1111-2222-3333-444444444444-`;
@@ -29,8 +30,15 @@ describe('recognize: which recipe a node’s children belong to', () => {
 
   it('nothing for names that only look alike, and for no children', () => {
     expect(recognize([])).toBeUndefined();
-    expect(recognize(['config', 'locks-old', 'my-lock-0000000001', 'queue-', 'queue-abc', 'qn-x'])).toBeUndefined();
+    expect(recognize(['config', 'locks-old', 'lock-x', 'queue-', 'queue-abc', 'qn-x'])).toBeUndefined();
     expect(recognize(['locks', 'other'])).toBeUndefined();
+  });
+
+  it('a lock node is what the mutex counts as one: any name with a sequence after the lock name', () => {
+    const children = ['zzz-lock-0', 'my-lock-0000000001', `${uuid(1)}lock-0000000003`, 'config'];
+    expect(recognize(children)).toEqual({ kind: 'mutex', members: children.slice(0, 3), others: ['config'] });
+    expect(sortLockNodes(recognize(children)?.members ?? [], MUTEX_NAMES)).toEqual(sortLockNodes(children, [LEADER_SELECTOR_NAME]));
+    expect(sortLockNodes(children, MUTEX_NAMES)[0]).toBe('zzz-lock-0');
   });
 
   it('a semaphore’s folders hold lock and lease nodes only', () => {

@@ -4,10 +4,9 @@
  * exactly as the recipes do.
  */
 import { LEADER_LATCH_NAME, LEADER_SELECTOR_NAME } from '../../recipes/leader/participants';
-import { READ_LOCK_NAME, WRITE_LOCK_NAME } from '../../recipes/locks/InterProcessReadWriteLock';
+import { READ_LOCK_NAME, WRITE_LOCK_NAME, isWriteNode } from '../../recipes/locks/InterProcessReadWriteLock';
 import { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LEASE_NAME, SEMAPHORE_LOCKS_PARENT } from '../../recipes/locks/InterProcessSemaphoreV2';
 import { sequenceOf, sortLockNodes } from '../../recipes/locks/sequence';
-import { stripProtection } from '../client/protection';
 import { CliError, ExitCode } from './errors';
 import type { Listing } from './NodeReader';
 import { DELAY_ORDER, FIFO_ORDER, ID_ORDER, PRIORITY_ORDER, QUEUE_ITEM_NAME, SIMPLE_QUEUE_ITEM_NAME, epochOf, type QueueOrder } from '../../recipes/queue/naming';
@@ -59,12 +58,12 @@ export const LEASE_NAMES: readonly string[] = Object.freeze([SEMAPHORE_LEASE_NAM
 export { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LOCKS_PARENT, sortLockNodes };
 
 /**
- * The sequence of a lock-shaped node named `<lockName><sequence>`, after Curator's protection
- * prefix if it has one (`_c_<uuid>-lock-0000000007`); undefined for any other name.
+ * The sequence of a lock node of `lockName`, by the recipes' own definition (`sequenceOf`, as
+ * Curator's lock driver reads names): any name holding the lock name with a sequence after its
+ * last occurrence, so `zzz-lock-0` is a contender, as the mutex counts it; undefined otherwise.
  */
 export function lockSequence(name: string, lockName: string): number | undefined {
-  const bare = stripProtection(name);
-  return bare.startsWith(lockName) ? sequenceOf(bare, lockName) : undefined;
+  return sequenceOf(name, lockName);
 }
 
 /**
@@ -76,14 +75,12 @@ export function isSemaphorePart(folder: string, children: readonly string[]): bo
   return children.every((child) => lockSequence(child, name) !== undefined);
 }
 
-/** Whether a lock node is a write node of a read-write lock. */
-export function isWriteNode(name: string): boolean {
-  return lockSequence(name, WRITE_LOCK_NAME) !== undefined;
-}
+/** Whether a read-write lock's node is a write node, as the lock decides it. */
+export { isWriteNode };
 
-/** The sequence of a read-write lock node, whichever its kind. */
+/** The sequence of a read-write lock node, whichever its kind, as the lock sorts it. */
 export function readWriteSequence(name: string): number | undefined {
-  return lockSequence(name, WRITE_LOCK_NAME) ?? lockSequence(name, READ_LOCK_NAME);
+  return lockSequence(name, READ_LOCK_NAME) ?? lockSequence(name, WRITE_LOCK_NAME);
 }
 
 // ------------------------------------------------------------------------------------ queues

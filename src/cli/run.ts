@@ -6,6 +6,7 @@ import { helpText, parseCommandLine, type Invocation, type ViewName } from './ar
 import type { Command, Report } from './command';
 import { openClient } from './connect';
 import { CliError, ExitCode, type ExitCodeValue } from './errors';
+import { escapeInvisible } from './format';
 import { leaderCommand } from './leader';
 import { locksCommand } from './locks';
 import { NodeReader } from './NodeReader';
@@ -34,14 +35,17 @@ export const COMMANDS: Readonly<Record<ViewName, Command>> = Object.freeze({
 /**
  * Runs the operator CLI (`zk-recipes …`) on `argv` (the arguments after the executable) and
  * resolves with its exit code. Never rejects: every failure is one line on `io.stderr` (prefixed
- * `zk-recipes: `) and a code of ExitCode.
+ * `zk-recipes: `) and a code of ExitCode. Nothing it writes holds a Unicode format character or
+ * line separator: node names and data come from anyone who can write to the server, so each is
+ * written as a `\uXXXX` escape (see `escapeInvisible`).
  *
  * @example
  * ```ts
  * process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
  * ```
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+export async function runCli(argv: readonly string[], cliIo: CliIo): Promise<ExitCodeValue> {
+  const io = escapingIo(cliIo);
   let invocation: Invocation | undefined;
   try {
     invocation = parseCommandLine(argv);
@@ -80,6 +84,16 @@ async function showOnce(command: Command, invocation: Extract<Invocation, { kind
   } finally {
     await client.close();
   }
+}
+
+/** `io` writing every text through `escapeInvisible`: one place, so that no view, error or watch line can forget it. */
+function escapingIo(io: CliIo): CliIo {
+  const { stdout, stderr } = io;
+  return {
+    stdout: { write: (text: string) => stdout.write(escapeInvisible(text)), isTTY: stdout.isTTY },
+    stderr: { write: (text: string) => stderr.write(escapeInvisible(text)) },
+    stop: io.stop,
+  };
 }
 
 /** What the operator is told about a failure, and the exit code. */

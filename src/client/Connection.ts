@@ -1,7 +1,9 @@
+import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
-import { ClientClosedError, ConnectionTimeoutError, IllegalStateError, SessionLostError, serverError, type SessionEndReason, type ZkError } from '../errors';
+import { ClientClosedError, ConnectionTimeoutError, IllegalStateError, SessionLostError, isZkError, serverError, type SessionEndReason, type ZkError } from '../errors';
 import type { Transport, TransportFactory } from '../transport/Transport';
 import { abortReason } from '../util/async';
+import { showAs } from '../util/redact';
 import { now, startTimer } from '../util/timers';
 import { ConnectionState } from './ConnectionState';
 import type { ConnectionStateManager } from './ConnectionStateManager';
@@ -57,6 +59,11 @@ export class Connection {
     private readonly watches: WatchRegistry,
     private readonly createTransport: TransportFactory,
   ) {}
+
+  /** What `util.inspect` shows: no transport, whose credentials stay out of logs. */
+  [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    return showAs('Connection', { lifecycle: this.lifecycle, connected: this.connected, session: this.sessionValue, options: this.options }, options, show);
+  }
 
   get isStarted(): boolean {
     return this.lifecycle === 'STARTED';
@@ -214,18 +221,35 @@ export class Connection {
   private newTransport(): Transport {
     const { connectString, sessionTimeoutMs, tls, maxFrameBytes } = this.options;
     const t = this.createTransport({ connectString, sessionTimeoutMs, tls, maxFrameBytes });
+    // With credentials, a new session counts as connected only once the server has accepted them
+    // all: a refusal then ends it before anyone could take it for a usable one.
+    let unsettledAuths = this.options.authInfo.length;
+    let up = false;
     t.on('connected', () => {
-      if (t === this.transport) this.onConnected(t);
+      up = true;
+      if (t === this.transport && unsettledAuths === 0) this.onConnected(t);
     });
     t.on('connecting', (cause) => {
+      up = false;
       if (t === this.transport) this.onDisconnected(t, cause);
     });
     t.on('closed', (reason) => {
       if (t === this.transport && this.lifecycle === 'STARTED') this.onSessionEnded(reason === 'authFailed' ? 'authFailed' : 'expired');
     });
+    const settled = () => {
+      unsettledAuths--;
+      if (unsettledAuths === 0 && up && t === this.transport && !t.isClosed && this.lifecycle === 'STARTED') this.onConnected(t);
+    };
     for (const { scheme, auth } of this.options.authInfo) {
-      // Queued by the transport until the connection is up, and sent again on reconnects.
-      t.addAuth(scheme, auth).catch((err: unknown) => log('adding %s auth failed: %O', scheme, err));
+      // Queued by the transport until the connection is up, and sent again on reconnects. A refusal
+      // ends the session: the protocol transport also closes ('authFailed'), the native binding may
+      // not. Any other failure leaves the credentials to the transport's next connection.
+      t.addAuth(scheme, auth).then(settled, (err: unknown) => {
+        if (!isZkError(err, 'AUTHFAILED')) {
+          log('adding %s auth failed: %O', scheme, err);
+          settled();
+        } else if (t === this.transport && this.lifecycle === 'STARTED') this.onSessionEnded('authFailed');
+      });
     }
     return t;
   }

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
@@ -6,6 +7,7 @@ import { isRetryableError } from '../retry';
 import type { ACL, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
+import { showAs } from '../util/redact';
 import { now } from '../util/timers';
 import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
 import { aclsFrom, type AclForPath } from './acls';
@@ -64,6 +66,8 @@ export type {
  *   Other errors reject at once.
  * - Paths are relative to the namespace; bad input is rejected with InvalidArgumentError before
  *   any I/O, every request's size included.
+ * - `console.log(client)` and `util.inspect` at any depth show no secret: not the TLS key or its
+ *   passphrase, not the `authInfo` credentials, not the session password.
  *
  * @example
  * ```ts
@@ -105,6 +109,12 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
     const slash = this.options.connectString.indexOf('/');
     this.chroot = slash < 0 ? '' : this.options.connectString.slice(slash);
+  }
+
+  /** What `util.inspect` (and `console.log`) show: the options, with their secrets redacted, and the state. */
+  [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    const sessionId = this.sessionId === 0n ? null : `0x${this.sessionId.toString(16)}`;
+    return showAs('ZkClient', { state: this.state, sessionId, options: this.options }, options, show);
   }
 
   /** The connection state; undefined before the first connection. */
@@ -180,7 +190,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   /**
    * Resolves once connected. Rejects with ConnectionTimeoutError when `timeoutMs` passes first (its
    * message says where the client tried, why the last attempt failed, and how long it waited), with
-   * the signal's reason on abort, and with ClientClosedError when the client closes.
+   * the signal's reason on abort, and with ClientClosedError when the client closes. With
+   * `authInfo`, a session counts as connected (and CONNECTED is reported) only once the server has
+   * accepted every credential; if it refuses one, this rejects with a ZkError of code AUTHFAILED,
+   * as every operation does from then on, and no state is reported.
    */
   async blockUntilConnected(options: BlockUntilConnectedOptions = {}): Promise<void> {
     const o = validateOptions(options, 'options');

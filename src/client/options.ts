@@ -5,6 +5,7 @@ import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
 import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
+import { secretAuth, secretTls } from '../util/redact';
 import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
 import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
@@ -83,7 +84,8 @@ export interface ZkClientOptions {
   transport?: TransportName;
   /**
    * TLS for the connection (node:tls connect options: `ca`, `cert`, `key`, `servername`, …), to a
-   * server's secureClientPort. The protocol transport only.
+   * server's secureClientPort. The protocol transport only. The client keeps a frozen copy, whose
+   * `key`, `passphrase`, `pfx` and `session` show as redacted to `util.inspect`.
    */
   tls?: import('node:tls').ConnectionOptions;
   /**
@@ -120,7 +122,11 @@ export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'nam
   readonly maxFrameBytes: number | undefined;
 };
 
-/** Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. */
+/**
+ * Checks every option and fills in the defaults. Throws InvalidArgumentError before any I/O. The
+ * result shows no secret to `util.inspect`: `authInfo` (frozen copies) shows its schemes only, and
+ * `tls` (a frozen copy) its key, passphrase, pfx and session as redacted.
+ */
 export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOptions {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('ZkClient options must be an object');
   const connectString = validateString(options.connectString, 'connectString', { allowEmpty: false });
@@ -179,14 +185,14 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     retryPolicy,
     namespace: validateNamespace(options.namespace),
     connectionStateErrorPolicy: policy,
-    authInfo: Object.freeze([...authInfo]),
+    authInfo: Object.freeze(authInfo.map(secretAuth)),
     aclProvider: options.aclProvider,
     canBeReadOnly,
     id,
     defaultData: options.defaultData ?? Buffer.from(id, 'utf8'),
     maxRequestBytes,
     transport,
-    tls: options.tls,
+    tls: options.tls === undefined ? undefined : secretTls(options.tls),
     maxFrameBytes,
     // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
     transportFactory: options.transportFactory ?? transportFactory(transport),

@@ -8,8 +8,10 @@
  * ClientCnxnSocketNIO, ZKWatchManager, StaticHostProvider); each such place says so.
  */
 import { EventEmitter } from 'node:events';
+import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import { InvalidArgumentError } from '../errors';
+import { showAs } from '../util/redact';
 import type { CloseReason, TransportEvents, TransportOptions, WatchEvent, WatchEventType, Watcher } from '../transport/Transport';
 import { DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES } from './framing';
 import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } from './hosts';
@@ -138,6 +140,12 @@ export class ProtocolConnection {
 
   get sessionPassword(): string {
     return this.session.password.toString('hex');
+  }
+
+  /** What `util.inspect` shows: where and in which session, not the credentials, the TLS key or the session password. */
+  [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    const session = this.session.id === 0n ? null : `0x${this.session.id.toString(16)}`;
+    return showAs('ProtocolConnection', { connectString: this.options.connectString, tls: this.options.tls !== undefined, phase: this.phase, session }, options, show);
   }
 
   get negotiatedSessionTimeoutMs(): number {

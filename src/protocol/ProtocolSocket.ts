@@ -5,6 +5,7 @@
  */
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { inspect } from 'node:util';
 import type { TransportOptions } from '../transport/Transport';
 import { FrameDecoder } from './framing';
 import { formatHost, type HostAddress } from './hosts';
@@ -37,6 +38,11 @@ export class ProtocolSocket {
   private draining = false;
   private corked = false;
   private destroyed = false;
+
+  /** What `util.inspect` shows: not the TLS socket, which keeps the connect options, key and passphrase included. */
+  [inspect.custom](): string {
+    return `ProtocolSocket { destroyed: ${this.destroyed} }`;
+  }
 
   constructor(
     host: HostAddress,

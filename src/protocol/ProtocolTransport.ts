@@ -6,6 +6,7 @@
  * Where the contract of `Transport` is silent, this does what the Java client does; each such
  * place says so.
  */
+import { inspect, type InspectOptions } from 'node:util';
 import { ZkError, serverError } from '../errors';
 import type {
   ACL,
@@ -82,6 +83,11 @@ export class ProtocolTransport implements Transport {
   constructor(options: TransportOptions) {
     this.connection = new ProtocolConnection(options);
     this.chroot = this.connection.chroot;
+  }
+
+  /** What `util.inspect` shows: the connection's summary, with no credentials, TLS key or session password. */
+  [inspect.custom](depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    return `ProtocolTransport { ${this.connection[inspect.custom](depth, options, show)} }`;
   }
 
   // ---------------------------------------------------------------- the contract's state

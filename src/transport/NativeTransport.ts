@@ -7,10 +7,12 @@
  * return codes into `ServerError`s.
  */
 import { EventEmitter } from 'node:events';
+import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
 import { serverError, ServerError } from '../errors';
 import { attemptFailure, initFailure, type Attempt } from './nativeFailures';
+import { showAs } from '../util/redact';
 import { normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
 import type { ACL, CloseReason, CreateMode, Stat, Transport, TransportEvents, TransportOptions, WatchEventType, Watcher } from './Transport';
 
@@ -125,6 +127,12 @@ export class NativeTransport implements Transport {
     this.native = this.openHandle();
     // The first look comes soon, so that a first attempt that fails at once is reported at once.
     this.nudge(100);
+  }
+
+  /** What `util.inspect` shows: where and in which session, not the credentials or the session password. */
+  [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
+    const session = this.session.id === 0n ? null : `0x${this.session.id.toString(16)}`;
+    return showAs('NativeTransport', { connectString: this.options.connectString, closed: this.closed, live: this.live, session }, options, show);
   }
 
   /** Our session for logs: its id as ZooKeeper prints it, or that there is none yet. */

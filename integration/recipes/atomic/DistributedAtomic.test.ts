@@ -81,20 +81,25 @@ describe('DistributedAtomicLong, DistributedAtomicInteger, DistributedAtomicValu
     expect([second.succeeded, second.preValue, second.postValue, second.stats.optimisticTries]).toEqual([true, 7n, 42n, 2]);
   });
 
-  // Curator's testCorruptedValue.
-  it('reads a node with too few bytes as corrupted, only when the value is asked for', async () => {
+  // Curator's testCorruptedValue, with one behaviour for every operation: a corrupt node rejects
+  // with AtomicValueCorruptError and is never written over but by forceSet.
+  it('rejects every operation on a node with too few bytes and writes nothing, until forceSet repairs it', async () => {
     const client = await connect();
     const path = `${root}/counter`;
     await client.create(path, { data: 'foo', createParents: 'persistent' });
     const counter = new DistributedAtomicLong(client, path, once());
-    const read = await counter.get();
-    expect(() => read.preValue).toThrow(AtomicValueCorruptError);
+    await expect(counter.get()).rejects.toThrow(AtomicValueCorruptError);
     await expect(counter.increment()).rejects.toThrow(AtomicValueCorruptError);
-    // trySet overwrites whatever is there.
-    const repaired = await counter.trySet(3n);
-    expect(repaired.succeeded).toBe(true);
-    expect(() => repaired.preValue).toThrow(/corrupted data/);
-    expect(repaired.postValue).toBe(3n);
+    await expect(counter.compareAndSet(0n, 1n)).rejects.toThrow(AtomicValueCorruptError);
+    await expect(counter.trySet(3n)).rejects.toMatchObject({ name: 'AtomicValueCorruptError', code: 'BAD_DATA', path });
+    expect((await client.getData(path)).data.toString()).toBe('foo');
+    const int = new DistributedAtomicInteger(client, path, once());
+    await expect(int.get()).rejects.toThrow(AtomicValueCorruptError);
+    await expect(int.trySet(3)).rejects.toThrow(AtomicValueCorruptError);
+    expect((await client.getData(path)).data.toString()).toBe('foo');
+    // forceSet sets the value whatever it is: the way to repair the node.
+    await counter.forceSet(3n);
+    expect((await counter.get()).postValue).toBe(3n);
     // No bytes at all read as 0, as Curator reads them.
     await client.setData(path, Buffer.alloc(0));
     expect((await counter.increment()).postValue).toBe(1n);

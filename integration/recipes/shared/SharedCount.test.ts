@@ -3,7 +3,8 @@ import type { ZkClient } from '../../../src';
 import { InvalidArgumentError } from '../../../src';
 import { TestingServer } from '../../../src/testing';
 import { SharedCount, decodeCount, encodeCount } from '../../../recipes/shared';
-import { Clients, nextEvent, randomRoot } from '../../helpers';
+import { AtomicValueCorruptError } from '../../../recipes/atomic';
+import { Clients, eventually, nextEvent, randomRoot } from '../../helpers';
 
 describe('SharedCount', () => {
   let server: TestingServer;
@@ -34,7 +35,8 @@ describe('SharedCount', () => {
   it('stores a 4-byte big-endian int; start() seeds a missing node and keeps an existing one', async () => {
     expect(encodeCount(258)).toEqual(Buffer.from([0, 0, 1, 2]));
     expect(decodeCount(Buffer.from([0xff, 0xff, 0xff, 0xfe]))).toBe(-2);
-    expect(() => decodeCount(Buffer.from([1, 2]))).toThrow(/4 bytes/);
+    expect(() => decodeCount(Buffer.from([1, 2]))).toThrow(AtomicValueCorruptError);
+    expect(() => decodeCount(Buffer.alloc(0))).toThrow(AtomicValueCorruptError);
     expect(() => new SharedCount({} as ZkClient, '/x', 2 ** 31)).toThrow(InvalidArgumentError);
 
     const a = await connect();
@@ -92,5 +94,39 @@ describe('SharedCount', () => {
     await count.setCount(2);
     expect(await changed).toEqual([2, 1]);
     expect(() => new SharedCount(null as unknown as ZkClient, path, 1)).toThrow(InvalidArgumentError);
+  });
+
+  it('start() rejects a node that holds no count, as the atomics do, and leaves it as it was', async () => {
+    const a = await connect();
+    for (const data of [Buffer.from('foo'), Buffer.alloc(0)]) {
+      await a.create(path, { data, createParents: 'persistent' });
+      const count = new SharedCount(a, path, 5);
+      counts.push(count);
+      await expect(count.start()).rejects.toMatchObject({ name: 'AtomicValueCorruptError', code: 'BAD_DATA', path });
+      expect((await a.getData(path)).data).toEqual(data);
+      await a.delete(path);
+    }
+  });
+
+  it('a node corrupted after start() is not read as a stale count: getCount and trySetCount reject until setCount repairs it', async () => {
+    const a = await connect();
+    const b = await connect();
+    const count = await started(a, 5);
+    await b.setData(path, Buffer.from([1, 2, 3]));
+    await eventually('the corrupt node to be seen', () => {
+      try {
+        count.getCount();
+        return false;
+      } catch (err) {
+        return err instanceof AtomicValueCorruptError;
+      }
+    });
+    expect(() => count.getVersionedValue()).toThrow(AtomicValueCorruptError);
+    // A write at the version read before the corruption fails, and what it reads then is no count.
+    await expect(count.trySetCount(6, 0)).rejects.toThrow(AtomicValueCorruptError);
+    expect((await b.getData(path)).data).toEqual(Buffer.from([1, 2, 3]));
+    await count.setCount(7);
+    expect(count.getVersionedValue()).toEqual({ count: 7, version: 2 });
+    expect((await b.getData(path)).data).toEqual(encodeCount(7));
   });
 });
