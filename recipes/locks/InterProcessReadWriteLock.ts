@@ -27,6 +27,7 @@ function isWriteNode(name: string): boolean {
  */
 export class LockUpgradeError extends ZkError {
   override name = 'LockUpgradeError';
+  declare readonly code: 'LOCK_UPGRADE';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('LOCK_UPGRADE', message, options);
   }

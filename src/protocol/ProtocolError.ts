@@ -16,6 +16,7 @@ export type ProtocolErrorKind = 'frameTooLarge' | 'malformed' | 'truncated' | 'u
  */
 export class ProtocolError extends ZkError {
   override name = 'ProtocolError';
+  declare readonly code: 'PROTOCOL_ERROR';
   readonly kind: ProtocolErrorKind;
 
   constructor(kind: ProtocolErrorKind, message: string) {
