@@ -22,6 +22,7 @@ import type {
   DeleteOptions,
   OperationOptions,
   SetDataOptions,
+  StateListener,
   WatchOptions,
   ZkClientEvents,
 } from './operationOptions';
@@ -101,6 +102,32 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
     const slash = this.options.connectString.indexOf('/');
     this.chroot = slash < 0 ? '' : this.options.connectString.slice(slash);
+  }
+
+  // The typed overloads make a misspelled event name a compile error that lists the names there
+  // are: EventEmitter's own signatures accept any string.
+  /** Listens for a connection state change (see ZkClientEvents). */
+  override on(event: 'stateChanged', listener: StateListener): this;
+  /** Listens for `close()`. */
+  override on(event: 'closed', listener: () => void): this;
+  override on(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.on(event, listener as never);
+  }
+
+  /** Listens for the next connection state change only (see ZkClientEvents). */
+  override once(event: 'stateChanged', listener: StateListener): this;
+  /** Listens for `close()`, once. */
+  override once(event: 'closed', listener: () => void): this;
+  override once(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.once(event, listener as never);
+  }
+
+  /** Removes a listener added with `on` or `once`. */
+  override off(event: 'stateChanged', listener: StateListener): this;
+  /** Removes a listener added with `on` or `once`. */
+  override off(event: 'closed', listener: () => void): this;
+  override off(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.off(event, listener as never);
   }
 
   /** The connection state; undefined before the first connection. */
