@@ -9,6 +9,7 @@ export { Session } from './client/Session';
 export { Transaction, TransactionError, type CommitOptions, type TransactionResult, type TransactionOutcome } from './client/Transaction';
 export { PersistentWatch, type PersistentWatchEvent, type PersistentWatchEvents } from './client/PersistentWatch';
 export type { SessionCredentials, HasSessionCredentials } from './client/SessionCredentials';
+export type { MultiReadResult, ReadOp, ClientIdentity } from './client/serverInfo';
 export * from './watch';
 export type {
   CreateOptions,
