@@ -30,11 +30,12 @@ export class ZkError extends Error {
   }
 }
 
-/**
- * True when `err` is a ZkError, with the given code when one is given; `err.code` is then
- * narrowed to it. Only known codes compile (see ZkErrorCode).
- */
+/** True when `err` is a ZkError. */
 export function isZkError(err: unknown): err is ZkError;
+/**
+ * True when `err` is a ZkError with the code `code`; `err.code` is then narrowed to it. Only
+ * known codes compile (see ZkErrorCode).
+ */
 export function isZkError<C extends ZkErrorCode>(err: unknown, code: C): err is ZkError & { readonly code: C };
 export function isZkError(err: unknown, code?: ZkErrorCode): err is ZkError {
   return err instanceof ZkError && (code === undefined || err.code === code);
