@@ -11,13 +11,16 @@ describe('ZkClient connection states', () => {
   afterEach(() => clients.closeAll());
   afterAll(() => server.close());
 
-  it('reports CONNECTED once on the first connection', async () => {
+  it("reports CONNECTED once on the first connection, coming from 'LATENT'", async () => {
     const client = clients.create({ connectString: server.connectString });
     const states = new StateRecorder(client);
+    const transitions: string[] = [];
+    client.on('stateChanged', (state, previous) => transitions.push(`${previous} -> ${state}`));
     expect(client.state).toBeUndefined();
     client.start();
     await states.waitFor('CONNECTED', 0);
     expect(states.states).toEqual(['CONNECTED']);
+    expect(transitions).toEqual(['LATENT -> CONNECTED']);
     expect(client.sessionId).toBeGreaterThan(0n);
   });
 

@@ -339,7 +339,7 @@ describe('bad input to the public API', () => {
   });
 
   describe('already-aborted signals', () => {
-    const reason = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 8 }).map((m) => new ZkError('CUSTOM', `stop ${m}`)));
+    const reason = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 8 }).map((m) => new ZkError('ILLEGAL_STATE', `stop ${m}`)));
     const signalled: ReadonlyArray<[string, (path: string, signal: AbortSignal) => unknown]> = [
       ['ZkClient.create', (p, signal) => client.create(p, { signal, createParents: 'persistent' })],
       ['ZkClient.createAndListParent', (p, signal) => client.createAndListParent(p, { signal, mode: 'EPHEMERAL', createParents: 'container' })],

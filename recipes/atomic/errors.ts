@@ -8,6 +8,7 @@ import { ZkError, type ZkErrorOptions } from '../../src/errors';
  */
 export class AtomicContentionError extends ZkError {
   override name = 'AtomicContentionError';
+  declare readonly code: 'CONTENDED';
   constructor(options: ZkErrorOptions = {}) {
     super('CONTENDED', `another writer changed ${options.path ?? 'the value'} first`, options);
   }
@@ -19,6 +20,7 @@ export class AtomicContentionError extends ZkError {
  */
 export class AtomicValueCorruptError extends ZkError {
   override name = 'AtomicValueCorruptError';
+  declare readonly code: 'BAD_DATA';
   constructor(
     readonly bytes: Buffer,
     options: ZkErrorOptions = {},

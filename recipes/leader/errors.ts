@@ -9,6 +9,7 @@ export type LeadershipInterruptReason = 'INTERRUPTED' | 'CLOSED';
  */
 export class LeadershipInterruptedError extends ZkError {
   override name = 'LeadershipInterruptedError';
+  declare readonly code: 'LEADERSHIP_INTERRUPTED';
   constructor(
     readonly reason: LeadershipInterruptReason,
     options: ZkErrorOptions = {},
@@ -20,6 +21,7 @@ export class LeadershipInterruptedError extends ZkError {
 /** What a closed (or never started) LeaderLatch's `await` rejects with. `cause` says why, when the client's closing closed it. */
 export class LeaderLatchClosedError extends ZkError {
   override name = 'LeaderLatchClosedError';
+  declare readonly code: 'LATCH_CLOSED';
   constructor(options: ZkErrorOptions & { state?: string } = {}) {
     super('LATCH_CLOSED', `the LeaderLatch at ${options.path ?? '?'} is ${options.state ?? 'closed'}`, options);
   }
@@ -28,6 +30,7 @@ export class LeaderLatchClosedError extends ZkError {
 /** `LeaderLatch.await({ timeoutMs })` ran out of time before the latch led. */
 export class LeaderTimeoutError extends TimeoutError {
   override name = 'LeaderTimeoutError';
+  declare readonly code: 'LEADER_TIMEOUT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super(message, { ...options, code: 'LEADER_TIMEOUT' });
   }

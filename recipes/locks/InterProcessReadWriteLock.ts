@@ -28,6 +28,7 @@ export function isWriteNode(name: string): boolean {
  */
 export class LockUpgradeError extends ZkError {
   override name = 'LockUpgradeError';
+  declare readonly code: 'LOCK_UPGRADE';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('LOCK_UPGRADE', message, options);
   }

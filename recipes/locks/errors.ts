@@ -3,6 +3,7 @@ import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
 /** An acquire ran out of time before it got the lock. No node of the attempt is left behind. */
 export class LockTimeoutError extends TimeoutError {
   override name = 'LockTimeoutError';
+  declare readonly code: 'LOCK_TIMEOUT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super(message, { ...options, code: 'LOCK_TIMEOUT' });
   }
@@ -26,6 +27,7 @@ export type LockLostReason =
 /** The reason a lease's signal aborts with: the lock can no longer be trusted. */
 export class LockLostError extends ZkError {
   override name = 'LockLostError';
+  declare readonly code: 'LOCK_LOST';
   constructor(
     readonly reason: LockLostReason,
     options: ZkErrorOptions = {},
@@ -37,6 +39,7 @@ export class LockLostError extends ZkError {
 /** A release by someone who does not hold the lock. */
 export class NotLockOwnerError extends ZkError {
   override name = 'NotLockOwnerError';
+  declare readonly code: 'NOT_LOCK_OWNER';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('NOT_LOCK_OWNER', message, options);
   }

@@ -3,6 +3,7 @@ import { TimeoutError, type ZkErrorOptions } from '../../src/errors';
 /** `waitForInitialCreate` or `setData` of a PersistentNode (or PersistentTtlNode) ran out of time. */
 export class PersistentNodeTimeoutError extends TimeoutError {
   override name = 'PersistentNodeTimeoutError';
+  declare readonly code: 'PERSISTENT_NODE_TIMEOUT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super(message, { ...options, code: 'PERSISTENT_NODE_TIMEOUT' });
   }

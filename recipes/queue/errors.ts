@@ -8,6 +8,7 @@ import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
  */
 export class QueueSerializationError extends ZkError {
   override name = 'QueueSerializationError';
+  declare readonly code: 'QUEUE_SERIALIZATION';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('QUEUE_SERIALIZATION', message, options);
   }
@@ -16,6 +17,7 @@ export class QueueSerializationError extends ZkError {
 /** `element()` or `remove()` on an empty queue: Java's NoSuchElementException. */
 export class NoSuchElementError extends ZkError {
   override name = 'NoSuchElementError';
+  declare readonly code: 'NO_SUCH_ELEMENT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('NO_SUCH_ELEMENT', message, options);
   }
@@ -27,6 +29,7 @@ export class NoSuchElementError extends ZkError {
  */
 export class QueueItemLockLostError extends ZkError {
   override name = 'QueueItemLockLostError';
+  declare readonly code: 'QUEUE_ITEM_LOCK_LOST';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('QUEUE_ITEM_LOCK_LOST', message, options);
   }
@@ -35,6 +38,7 @@ export class QueueItemLockLostError extends ZkError {
 /** `take({ timeoutMs })` found no item in time. */
 export class QueueTimeoutError extends TimeoutError {
   override name = 'QueueTimeoutError';
+  declare readonly code: 'QUEUE_TIMEOUT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super(message, { ...options, code: 'QUEUE_TIMEOUT' });
   }

@@ -17,6 +17,13 @@ export const ConnectionState = Object.freeze({
 } as const);
 export type ConnectionState = (typeof ConnectionState)[keyof typeof ConnectionState];
 
+/**
+ * What a 'stateChanged' listener gets as `previous`: a ConnectionState, or 'LATENT' on the first
+ * event (the client had not connected yet; the name of Curator's state for a client not yet
+ * started). Curator's listeners get no previous state at all; their first event is CONNECTED too.
+ */
+export type PreviousConnectionState = ConnectionState | 'LATENT';
+
 /** Whether the state has a live connection. */
 export function isConnectedState(state: ConnectionState | undefined): boolean {
   return state === 'CONNECTED' || state === 'RECONNECTED' || state === 'READ_ONLY';

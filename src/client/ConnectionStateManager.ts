@@ -33,6 +33,6 @@ export class ConnectionStateManager {
     this.current = next;
     log('state %s -> %s (session %s)', previous ?? '-', next, this.describeSession());
     if (metrics.state.hasSubscribers) metrics.state.publish({ state: next, previous, sessionId: this.sessionId() });
-    emitSafely(this.emitter, 'stateChanged', [next, previous], log);
+    emitSafely(this.emitter, 'stateChanged', [next, previous ?? 'LATENT'], log);
   }
 }

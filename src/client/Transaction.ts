@@ -30,6 +30,7 @@ export interface TransactionOutcome {
  */
 export class TransactionError extends ZkError {
   override name = 'TransactionError';
+  declare readonly code: 'TRANSACTION_FAILED';
   declare readonly cause: ServerError;
 
   constructor(

@@ -111,6 +111,7 @@ describe('ZkClient (in-memory fake)', () => {
   it('rejects bad options at construction', () => {
     const ok = { connectString: '127.0.0.1:2181' };
     expect(() => new ZkClient({ ...ok, sessionTimeoutMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new ZkClient({ ...ok, sessionTimeoutMs: 0 })).toThrow('sessionTimeoutMs must be a positive number of milliseconds (at most 2147483647), got 0');
     expect(() => new ZkClient({ ...ok, connectionTimeoutMs: Number.NaN })).toThrow(InvalidArgumentError);
     expect(() => new ZkClient({ connectString: 'no-port' })).toThrow(InvalidArgumentError);
     expect(() => new ZkClient({ ...ok, namespace: '/leading' })).toThrow(InvalidArgumentError);

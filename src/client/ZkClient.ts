@@ -4,7 +4,7 @@ import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
-import type { ACL, OptionalOperation, Stat, Transport, Watcher } from '../transport/Transport';
+import type { ACL, ClientIdentity, OptionalOperation, ReadOp, Stat, Transport, Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
 import { showAs } from '../util/redact';
@@ -25,6 +25,7 @@ import type {
   DeleteOptions,
   OperationOptions,
   SetDataOptions,
+  StateListener,
   WatchOptions,
   ZkClientEvents,
 } from './operationOptions';
@@ -33,6 +34,7 @@ import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions 
 import { startPersistentWatch, type PersistentWatch } from './PersistentWatch';
 import { checkRequestSize, createRequestBytes, multiRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
 import { RetryLoop } from './RetryLoop';
+import { requireCall, toMultiReadResults, validateReadOps, type MultiReadResult } from './serverInfo';
 import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
@@ -115,6 +117,32 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
     const sessionId = this.sessionId === 0n ? null : `0x${this.sessionId.toString(16)}`;
     return showAs('ZkClient', { state: this.state, sessionId, options: this.options }, options, show);
+  }
+
+  // The typed overloads make a misspelled event name a compile error that lists the names there
+  // are: EventEmitter's own signatures accept any string.
+  /** Listens for a connection state change (see ZkClientEvents). */
+  override on(event: 'stateChanged', listener: StateListener): this;
+  /** Listens for `close()`. */
+  override on(event: 'closed', listener: () => void): this;
+  override on(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.on(event, listener as never);
+  }
+
+  /** Listens for the next connection state change only (see ZkClientEvents). */
+  override once(event: 'stateChanged', listener: StateListener): this;
+  /** Listens for `close()`, once. */
+  override once(event: 'closed', listener: () => void): this;
+  override once(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.once(event, listener as never);
+  }
+
+  /** Removes a listener added with `on` or `once`. */
+  override off(event: 'stateChanged', listener: StateListener): this;
+  /** Removes a listener added with `on` or `once`. */
+  override off(event: 'closed', listener: () => void): this;
+  override off(event: keyof ZkClientEvents, listener: (...args: never[]) => void): this {
+    return super.off(event, listener as never);
   }
 
   /** The connection state; undefined before the first connection. */
@@ -371,6 +399,77 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     validateAcl(acl);
     const version = validateVersion(validateOptions(options, 'options').version);
     await this.simple('setACL', path, options, (t, full) => t.setACL(full, acl, version));
+  }
+
+  /**
+   * Several reads in one request, as the Java client's `multi` of `Op.getData` and
+   * `Op.getChildren`: the server runs them one after the other with nothing in between, so they
+   * see the tree at one moment. Not atomic: each read succeeds or fails on its own, and a failed
+   * one (a missing node) is an 'error' result with its ServerError, not a rejection. Sets no
+   * watch. Needs the protocol transport: on the native binding it rejects with UnsupportedError.
+   *
+   * @example
+   * ```ts
+   * const [config, workers] = await client.multiRead([
+   *   { type: 'getData', path: '/config' },
+   *   { type: 'getChildren', path: '/workers' },
+   * ]);
+   * if (config.type === 'error') throw config.error; // a NodeError 'NONODE' when it is missing
+   * ```
+   */
+  async multiRead(ops: readonly ReadOp[], options: OperationOptions = {}): Promise<MultiReadResult[]> {
+    const o = validateOptions(options, 'options');
+    const reads = validateReadOps(ops);
+    const sent = reads.map((op) => ({ ...op, path: this.ns.full(op.path) }));
+    checkRequestSize(multiRequestBytes(sent.map((op) => ({ ...op, path: this.chroot + op.path }))), this.options.maxRequestBytes, 'the multiRead', reads[0].path);
+    const signal = validateSignal(o.signal);
+    await this.ns.ensure(signal);
+    const results = await raceAbort(
+      this.retry.run({ operation: 'multiRead', path: reads[0].path, signal }, (t) => requireCall(t, 'multiRead')(sent)),
+      signal,
+    );
+    return toMultiReadResults(results, reads);
+  }
+
+  /**
+   * The paths of this session's ephemeral nodes whose path starts with `prefix` (as text:
+   * '/locks/a' matches '/locks/a1'), relative to the namespace; '/' (the default) gives them all
+   * within the namespace. In no particular order. Needs the protocol transport: on the native
+   * binding it rejects with UnsupportedError.
+   */
+  async getEphemerals(prefix = '/', options: OperationOptions = {}): Promise<string[]> {
+    const o = validateOptions(options, 'options');
+    this.checkPath(prefix, 'the getEphemerals');
+    const signal = validateSignal(o.signal);
+    // Within the namespace only: '/app' as a prefix would also match '/application'.
+    const full = prefix === '/' && this.options.namespace !== undefined ? `${this.ns.full('/')}/` : this.ns.full(prefix);
+    const paths = await raceAbort(
+      this.retry.run({ operation: 'getEphemerals', path: prefix, signal }, (t) => requireCall(t, 'getEphemerals')(full)),
+      signal,
+    );
+    return paths.map((p) => this.ns.relative(p));
+  }
+
+  /**
+   * How many nodes there are below `path`, all levels down (the node itself not counted). Rejects
+   * with NodeError 'NONODE' when it does not exist. Needs the protocol transport: on the native
+   * binding it rejects with UnsupportedError.
+   */
+  async getAllChildrenNumber(path: string, options: OperationOptions = {}): Promise<number> {
+    return this.simple('getAllChildrenNumber', path, options, (t, full) => requireCall(t, 'getAllChildrenNumber')(full));
+  }
+
+  /**
+   * Who the server thinks this session is: one entry per identity ('ip' with the client's address,
+   * and one per scheme added with `authInfo`). Needs the protocol transport: on the native binding
+   * it rejects with UnsupportedError.
+   */
+  async whoAmI(options: OperationOptions = {}): Promise<ClientIdentity[]> {
+    const signal = validateSignal(validateOptions(options, 'options').signal);
+    return raceAbort(
+      this.retry.run({ operation: 'whoAmI', path: '/', signal }, (t) => requireCall(t, 'whoAmI')()),
+      signal,
+    );
   }
 
   /** Creates the node and its missing parents, as containers or persistent nodes. Existing nodes are left alone. */

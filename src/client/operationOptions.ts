@@ -1,5 +1,5 @@
 /** The options and results of the client's operations. */
-import type { ConnectionState } from './ConnectionState';
+import type { ConnectionState, PreviousConnectionState } from './ConnectionState';
 import type { Session } from './Session';
 import type { CreateMode, Stat, Watcher } from '../transport/Transport';
 
@@ -82,12 +82,16 @@ export interface CreatedAndListed {
   stat?: Stat;
 }
 
-export type StateListener = (state: ConnectionState, previous: ConnectionState | undefined) => void;
+/** A 'stateChanged' listener. `previous` is 'LATENT' on the first event, which is always CONNECTED. */
+export type StateListener = (state: ConnectionState, previous: PreviousConnectionState) => void;
 
 /** The events of a ZkClient. */
 export interface ZkClientEvents {
-  /** The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in order. */
-  stateChanged: [state: ConnectionState, previous: ConnectionState | undefined];
+  /**
+   * The connection state changed: CONNECTED, SUSPENDED, RECONNECTED, LOST. Each change once, in
+   * order. The first is CONNECTED, with `previous` 'LATENT'.
+   */
+  stateChanged: [state: ConnectionState, previous: PreviousConnectionState];
   /** `close()` was called: the session has ended, and recipes built on the client stop. Once. */
   closed: [];
 }

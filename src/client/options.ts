@@ -133,11 +133,12 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   if (!/^[^,/\s]+:\d+(,[^,/\s]+:\d+)*(\/.*)?$/.test(connectString)) {
     throw new InvalidArgumentError(`connectString must be "host:port[,host:port…][/chroot]", got "${connectString}"`);
   }
-  const sessionTimeoutMs = validateTimeout(options.sessionTimeoutMs, 'sessionTimeoutMs') ?? DEFAULT_CLIENT_OPTIONS.sessionTimeoutMs;
-  const connectionTimeoutMs = validateTimeout(options.connectionTimeoutMs, 'connectionTimeoutMs') ?? DEFAULT_CLIENT_OPTIONS.connectionTimeoutMs;
-  if (!Number.isFinite(sessionTimeoutMs) || sessionTimeoutMs < 1 || sessionTimeoutMs > 0x7fffffff) {
-    throw new InvalidArgumentError(`sessionTimeoutMs must be a finite number of milliseconds, got ${sessionTimeoutMs}`);
+  const sessionTimeoutMs: unknown = options.sessionTimeoutMs ?? DEFAULT_CLIENT_OPTIONS.sessionTimeoutMs;
+  // The server needs a session timeout (a 32-bit count of milliseconds); 0 is not "none".
+  if (typeof sessionTimeoutMs !== 'number' || !(sessionTimeoutMs >= 1 && sessionTimeoutMs <= 0x7fffffff)) {
+    throw new InvalidArgumentError(`sessionTimeoutMs must be a positive number of milliseconds (at most ${0x7fffffff}), got ${describeValue(sessionTimeoutMs)}`);
   }
+  const connectionTimeoutMs = validateTimeout(options.connectionTimeoutMs, 'connectionTimeoutMs') ?? DEFAULT_CLIENT_OPTIONS.connectionTimeoutMs;
   const retryPolicy = options.retryPolicy ?? DEFAULT_CLIENT_OPTIONS.retryPolicy;
   if (typeof retryPolicy !== 'object' || retryPolicy === null || typeof retryPolicy.allowRetry !== 'function') {
     throw new InvalidArgumentError('retryPolicy must have an allowRetry(retryCount, elapsedMs, error) method');

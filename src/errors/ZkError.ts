@@ -5,6 +5,7 @@
  * - library errors (`InvalidArgumentError`, `TimeoutError`, `LockLostError`, ...): what zk-recipes
  *   decided, with the library's own code ('INVALID_ARGUMENT', 'TIMEOUT', ...).
  */
+import type { ZkErrorCode } from './codes';
 
 export interface ZkErrorOptions {
   /** The path the operation was about, relative to the client's namespace. */
@@ -19,17 +20,23 @@ export interface ZkErrorOptions {
  */
 export class ZkError extends Error {
   override name = 'ZkError';
-  readonly code: string;
+  readonly code: ZkErrorCode;
   readonly path: string | undefined;
 
-  constructor(code: string, message: string, options: ZkErrorOptions = {}) {
+  constructor(code: ZkErrorCode, message: string, options: ZkErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.path = options.path;
   }
 }
 
-/** True when `err` is a ZkError, with the given code when one is given. */
-export function isZkError(err: unknown, code?: string): err is ZkError {
+/** True when `err` is a ZkError. */
+export function isZkError(err: unknown): err is ZkError;
+/**
+ * True when `err` is a ZkError with the code `code`; `err.code` is then narrowed to it. Only
+ * known codes compile (see ZkErrorCode).
+ */
+export function isZkError<C extends ZkErrorCode>(err: unknown, code: C): err is ZkError & { readonly code: C };
+export function isZkError(err: unknown, code?: ZkErrorCode): err is ZkError {
   return err instanceof ZkError && (code === undefined || err.code === code);
 }

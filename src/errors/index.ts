@@ -1,5 +1,6 @@
 /** Typed errors: the ZkError base, server errors (what ZooKeeper answered) and library errors (what zk-recipes decided). */
 export { ZkError, isZkError, type ZkErrorOptions } from './ZkError';
+export type { ZkErrorCode, LibraryErrorCode, TimeoutErrorCode } from './codes';
 export {
   SERVER_ERROR_CODES,
   ServerError,

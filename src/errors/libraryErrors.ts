@@ -1,9 +1,11 @@
 /** What zk-recipes itself decided: bad input, a closed client, a wait that ran out, a lost session. */
+import type { TimeoutErrorCode } from './codes';
 import { ZkError, type ZkErrorOptions } from './ZkError';
 
 /** Bad input caught before any I/O: a bad path, oversized data, a negative timeout, a wrong type. */
 export class InvalidArgumentError extends ZkError {
   override name = 'InvalidArgumentError';
+  declare readonly code: 'INVALID_ARGUMENT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('INVALID_ARGUMENT', message, options);
   }
@@ -12,6 +14,7 @@ export class InvalidArgumentError extends ZkError {
 /** The client was closed, or is closing, so the operation cannot run. */
 export class ClientClosedError extends ZkError {
   override name = 'ClientClosedError';
+  declare readonly code: 'CLIENT_CLOSED';
   constructor(message = 'the client is closed', options: ZkErrorOptions = {}) {
     super('CLIENT_CLOSED', message, options);
   }
@@ -20,6 +23,7 @@ export class ClientClosedError extends ZkError {
 /** A call made in the wrong state: a recipe started twice, used before start() or after close(). */
 export class IllegalStateError extends ZkError {
   override name = 'IllegalStateError';
+  declare readonly code: 'ILLEGAL_STATE';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('ILLEGAL_STATE', message, options);
   }
@@ -31,7 +35,8 @@ export class IllegalStateError extends ZkError {
  */
 export class TimeoutError extends ZkError {
   override name = 'TimeoutError';
-  constructor(message: string, options: ZkErrorOptions & { code?: string } = {}) {
+  declare readonly code: TimeoutErrorCode;
+  constructor(message: string, options: ZkErrorOptions & { code?: TimeoutErrorCode } = {}) {
     super(options.code ?? 'TIMEOUT', message, options);
   }
 }
@@ -43,6 +48,7 @@ export class TimeoutError extends ZkError {
  */
 export class ConnectionTimeoutError extends TimeoutError {
   override name = 'ConnectionTimeoutError';
+  declare readonly code: 'CONNECTION_TIMEOUT';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super(message, { ...options, code: 'CONNECTION_TIMEOUT' });
   }
@@ -65,6 +71,7 @@ export type SessionEndReason =
  */
 export class SessionLostError extends ZkError {
   override name = 'SessionLostError';
+  declare readonly code: 'SESSION_LOST';
   constructor(
     readonly reason: SessionEndReason,
     message: string,
@@ -77,6 +84,7 @@ export class SessionLostError extends ZkError {
 /** A feature the chosen transport cannot provide was asked for. */
 export class UnsupportedError extends ZkError {
   override name = 'UnsupportedError';
+  declare readonly code: 'UNSUPPORTED';
   constructor(message: string, options: ZkErrorOptions = {}) {
     super('UNSUPPORTED', message, options);
   }

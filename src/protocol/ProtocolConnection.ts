@@ -8,7 +8,7 @@
  * ClientCnxnSocketNIO, ZKWatchManager, StaticHostProvider); each such place says so.
  */
 import { EventEmitter } from 'node:events';
-import { inspect, type InspectOptions } from 'node:util';
+import { inspect, type InspectOptions, types } from 'node:util';
 import debug from 'debug';
 import { InvalidArgumentError } from '../errors';
 import { showAs } from '../util/redact';
@@ -318,7 +318,9 @@ export class ProtocolConnection {
   private drop(cause: unknown): void {
     if (this.phase === 'closed' || this.phase === 'waiting') return;
     const wasConnected = this.phase === 'connected';
-    const error = cause instanceof Error ? cause : new Error(String(cause));
+    // isNativeError: socket errors come from Node's own realm, which is not this one under a vm
+    // context (Jest), and String() of them would start with "Error: ".
+    const error = cause instanceof Error || types.isNativeError(cause) ? (cause as Error) : new Error(String(cause));
     const where = this.host ? formatHost(this.host) : '?';
     if (cause instanceof ProtocolError) {
       log('session %s: bad frame from %s (%s): %s; dropping the connection', this.idHex, where, cause.kind, cause.message);

@@ -7,9 +7,10 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { inspect } from 'node:util';
 import type { TransportOptions } from '../transport/Transport';
-import { FrameDecoder } from './framing';
+import { FrameDecoder, LENGTH_BYTES } from './framing';
 import { formatHost, type HostAddress } from './hosts';
 import { Xid } from './opcodes';
+import { notZooKeeper } from './peer';
 
 /** What the owner of a socket hears from it. Nothing is heard once the socket is destroyed. */
 export interface SocketHandler {
@@ -25,6 +26,15 @@ export interface SocketHandler {
   failed(cause: unknown): void;
 }
 
+/** How many of the first bytes are kept to show what a peer that is not a ZooKeeper server sent. */
+const PEEK_BYTES = 64;
+
+/**
+ * The largest plausible answer to the handshake: ConnectResponse is 36 or 37 bytes with the
+ * 16-byte password ZooKeeper sends; the margin allows for a longer password.
+ */
+const MAX_HANDSHAKE_REPLY_BYTES = 1024;
+
 /**
  * A socket to `host`, connecting at once, that hands its frames to `handler` until destroyed.
  * Sockets are Node's: close-on-exec, never inherited by child processes.
@@ -38,6 +48,11 @@ export class ProtocolSocket {
   private draining = false;
   private corked = false;
   private destroyed = false;
+  /**
+   * The first bytes received (up to PEEK_BYTES), kept until the first frame has been handled: if
+   * the peer turns out not to be a ZooKeeper server, they show what it is.
+   */
+  private opening: Buffer | undefined = Buffer.alloc(0);
 
   /** What `util.inspect` shows: not the TLS socket, which keeps the connect options, key and passphrase included. */
   [inspect.custom](): string {
@@ -45,7 +60,7 @@ export class ProtocolSocket {
   }
 
   constructor(
-    host: HostAddress,
+    private readonly host: HostAddress,
     tlsOptions: TransportOptions['tls'],
     maxFrameBytes: number,
     private readonly handler: SocketHandler,
@@ -68,7 +83,7 @@ export class ProtocolSocket {
         this.decoder.end();
         this.handler.failed(new Error(`server ${formatHost(host)} closed the connection`));
       } catch (err) {
-        this.handler.failed(err);
+        this.handler.failed(this.firstReplyFailure(err));
       }
     });
     socket.on('error', (err) => {
@@ -81,13 +96,31 @@ export class ProtocolSocket {
 
   private onData(chunk: Buffer): void {
     this.handler.received();
+    if (this.opening !== undefined && this.opening.length < PEEK_BYTES) {
+      this.opening = Buffer.concat([this.opening, chunk.subarray(0, PEEK_BYTES - this.opening.length)]);
+      // The first frame is the answer to the handshake, a few dozen bytes: a length far from that
+      // is another protocol's bytes read as a length ("HTTP" is 1213486160), not a limit to raise.
+      if (this.opening.length >= LENGTH_BYTES) {
+        const length = this.opening.readInt32BE(0);
+        if (length < 0 || length > MAX_HANDSHAKE_REPLY_BYTES) {
+          this.handler.failed(notZooKeeper(this.host, this.opening, `announces a frame of ${length} bytes`));
+          return;
+        }
+      }
+    }
     try {
       this.decoder.push(chunk, (body) => this.backlog.push(body));
     } catch (err) {
-      this.handler.failed(err);
+      this.handler.failed(this.firstReplyFailure(err));
       return;
     }
     if (!this.draining) this.drain();
+  }
+
+  /** A failure while reading the first reply means the peer is not a ZooKeeper server; later ones are themselves. */
+  private firstReplyFailure(err: unknown): unknown {
+    if (this.opening === undefined || this.opening.length === 0) return err;
+    return notZooKeeper(this.host, this.opening, `is not an answer to the handshake (${err instanceof Error ? err.message : String(err)})`);
   }
 
   /**
@@ -111,9 +144,10 @@ export class ProtocolSocket {
         this.backlog.shift();
         // A frame's handler may end the connection (an expired session, a close): the rest is dropped.
         replied = this.handler.frame(body) || replied;
+        this.opening = undefined;
       }
     } catch (err) {
-      if (!this.destroyed) this.handler.failed(err);
+      if (!this.destroyed) this.handler.failed(this.firstReplyFailure(err));
     }
   }
 

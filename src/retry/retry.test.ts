@@ -46,7 +46,7 @@ const ALL_POLICIES: Array<[string, () => RetryPolicy]> = [
 ];
 
 describe('isRetryableError', () => {
-  it.each(['CONNECTIONLOSS', 'OPERATIONTIMEOUT', 'SESSIONMOVED', 'SESSIONEXPIRED'])('is true for a ZkError %s', (code) => {
+  it.each(['CONNECTIONLOSS', 'OPERATIONTIMEOUT', 'SESSIONMOVED', 'SESSIONEXPIRED'] as const)('is true for a ZkError %s', (code) => {
     expect(isRetryableError(new ZkError(code, code))).toBe(true);
   });
 
@@ -164,7 +164,7 @@ describe('ExponentialBackoffRetry', () => {
 
   it('retries every retryable code, including SESSIONEXPIRED', () => {
     const policy = new ExponentialBackoffRetry({ baseSleepMs: 5, random: minRandom });
-    for (const code of ['CONNECTIONLOSS', 'OPERATIONTIMEOUT', 'SESSIONMOVED', 'SESSIONEXPIRED']) {
+    for (const code of ['CONNECTIONLOSS', 'OPERATIONTIMEOUT', 'SESSIONMOVED', 'SESSIONEXPIRED'] as const) {
       expect(policy.allowRetry(0, 0, new ZkError(code, code))).toBe(5);
     }
   });

@@ -21,6 +21,7 @@ const INSTALL_HINT =
 /** The harness cannot run: ZooKeeper or Java is missing. */
 export class HarnessSetupError extends ZkError {
   override name = 'HarnessSetupError';
+  declare readonly code: 'HARNESS_SETUP';
   constructor(message: string) {
     super('HARNESS_SETUP', message);
   }
