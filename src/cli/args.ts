@@ -15,6 +15,8 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A parsed command line. */
 export type Invocation =
   | { readonly kind: 'help'; readonly topic: ViewName | 'watch' | undefined }
+  /** No command at all: the usage, on stderr, and exit 2. */
+  | { readonly kind: 'usage' }
   | { readonly kind: 'version' }
   | {
       readonly kind: 'view';
@@ -53,10 +55,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const [first, ...rest] = positionals;
   const watch = first === 'watch';
   const [viewName, path, ...extra] = watch ? rest : positionals;
-  if (values.help || first === 'help' || first === undefined) {
+  if (values.help || first === 'help') {
     const topic = first === 'help' ? rest[0] : watch ? (viewName ?? 'watch') : first;
     return { kind: 'help', topic: VIEWS.includes(topic as ViewName) || topic === 'watch' ? (topic as ViewName | 'watch') : undefined };
   }
+  if (first === undefined) return { kind: 'usage' };
   if (viewName === undefined) throw usageError('watch needs a command and a path, as in: zk-recipes watch locks /locks/orders');
   if (!VIEWS.includes(viewName as ViewName)) {
     throw usageError(`unknown command ${JSON.stringify(viewName)}: use ${watch ? 'locks, leader, queue or tree' : 'locks, leader, queue, tree or watch'}`);
@@ -120,7 +123,8 @@ const TOPICS: Readonly<Record<ViewName | 'watch', string>> = {
   (holder, waiting, leader, item…). Shows at most 25 children a node and 2000 nodes in all.`,
   watch: `zk-recipes watch <locks|leader|queue|tree> <path>
   Shows the view and updates it whenever it changes, using ZooKeeper watches (no polling), until
-  Ctrl-C. A path that goes away, or stops holding a recipe, is shown as such until it comes back.`,
+  Ctrl-C. A path that does not exist, at the start or later, is shown as missing and followed
+  until it is created; one that stops holding the recipe is shown as such until it holds it again.`,
 };
 
 /** The help text: the overview, or one command's. */
