@@ -10,6 +10,7 @@ import { leaderCommand } from './leader';
 import { locksCommand } from './locks';
 import { NodeReader } from './NodeReader';
 import { queueCommand } from './queue';
+import { runServer } from './server';
 import { treeCommand } from './tree';
 import { watchView } from './watch';
 
@@ -53,6 +54,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       io.stderr.write(helpText(undefined));
       return ExitCode.USAGE;
     }
+    if (invocation.kind === 'server') return await runServer(invocation, io);
     if (invocation.kind === 'version') {
       io.stdout.write(`${version()}\n`);
       return ExitCode.OK;
