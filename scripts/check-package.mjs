@@ -1,15 +1,22 @@
 // The consumer check: packs the package as npm would publish it, installs the tarball into a fresh
-// project outside the repository, and uses it there as a user would, from CommonJS, from an ES
-// module, and from TypeScript under moduleResolution node (node10), node16 and bundler, each
-// importing zk-recipes and zk-recipes/testing and taking a mutex on a TestingServer; and runs the
-// operator CLI through its bin link.
+// project outside the repository with npm's default options, and proves that the install neither
+// fetched nor built the optional native binding and that nothing loads it. Then it uses the package
+// there as a user would: from CommonJS, from an ES module, and from TypeScript under
+// moduleResolution node (node10), node16 and bundler, each importing zk-recipes and
+// zk-recipes/testing and taking a mutex on a TestingServer; runs the operator CLI through its bin
+// link; and runs a lock, a leader and a queue program on Bun and on Deno.
 //
-//   node scripts/check-package.mjs [--skip-build] [--keep]
+//   node scripts/check-package.mjs [--skip-build] [--keep] [--skip-runtimes]
 //
 // --skip-build packs the current dist/ (npm run build first); --keep leaves the temporary
-// directory for a look. Exits 1, with the failing step's output, when any step fails.
+// directory for a look; --skip-runtimes leaves Bun and Deno out. Bun and Deno come from npm (the
+// packages `bun` and `deno`, whose platform packages carry the binary), installed once into
+// node_modules/.cache/zk-recipes-runtimes with install scripts off: their scripts would only link
+// the binary, or fetch one from elsewhere. Exits 1, with the failing step's output, when any step
+// fails.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +27,9 @@ const STEP_TIMEOUT_MS = 180_000;
 const startedAt = Date.now();
 const work = mkdtempSync(join(tmpdir(), 'zk-recipes-consumer-'));
 
-function run(what, command, commandArgs, cwd) {
+function run(what, command, commandArgs, cwd, env = {}) {
   const t0 = Date.now();
-  const result = spawnSync(command, commandArgs, { cwd, encoding: 'utf8', timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: 'error' } });
+  const result = spawnSync(command, commandArgs, { cwd, encoding: 'utf8', timeout: STEP_TIMEOUT_MS, env: { ...process.env, npm_config_loglevel: 'error', ...env } });
   const ms = Date.now() - t0;
   if (result.status !== 0) {
     console.error(`✗ ${what} (${ms} ms): ${result.error?.message ?? `exit ${result.status ?? result.signal}`}`);
@@ -74,7 +81,7 @@ main().catch((err: unknown) => {
 });
 `;
 
-/** Run in the consumer project: the package loads and runs without the binding, and refuses it helpfully. */
+/** Run in the consumer project: the package loads and runs without the binding, and choosing it names the install command. */
 const NATIVE_CHECK = `
 const assert = require('node:assert');
 const { ZkClient, UnsupportedError } = require('zk-recipes');
@@ -84,9 +91,94 @@ const loaded = Object.keys(require.cache).filter((file) => /node_modules[\\\\/]z
 assert.deepStrictEqual(loaded, [], 'the zookeeper binding was loaded: ' + loaded.join(', '));
 assert.throws(
   () => new ZkClient({ connectString: '127.0.0.1:2181', transport: 'native' }),
-  (err) => err instanceof UnsupportedError && /npm rebuild zookeeper/.test(err.message),
+  (err) => err instanceof UnsupportedError && /not installed: install it with \`npm install zookeeper\`/.test(err.message),
 );
 `;
+
+/** Names the runtime a program runs on, so that a run proves where it ran. */
+const RUNTIME = `const runtime = typeof Bun !== 'undefined' ? 'Bun ' + Bun.version : typeof Deno !== 'undefined' ? 'Deno ' + Deno.version.deno : 'Node ' + process.version;`;
+
+/** The first programs, as a user on another runtime would write them: each connects to ZK and ends on its own. */
+const RUNTIME_PROGRAMS = {
+  'lock.mjs': `import { InterProcessMutex, ZkClient } from 'zk-recipes';
+${RUNTIME}
+const client = new ZkClient({ connectString: process.env.ZK, sessionTimeoutMs: 10_000 });
+client.start();
+try {
+  await client.blockUntilConnected({ timeoutMs: 20_000 });
+  const lease = await new InterProcessMutex(client, '/runtimes/lock').acquire({ timeoutMs: 10_000 });
+  const token = lease.fencingToken;
+  await lease.release();
+  console.log(runtime + ': lock held, fencing token ' + token);
+} finally {
+  await client.close();
+}
+`,
+  'leader.mjs': `import { LeaderLatch, ZkClient } from 'zk-recipes';
+${RUNTIME}
+const client = new ZkClient({ connectString: process.env.ZK, sessionTimeoutMs: 10_000 });
+const latch = new LeaderLatch(client, '/runtimes/leader', { id: 'runtime-check' });
+client.start();
+try {
+  await client.blockUntilConnected({ timeoutMs: 20_000 });
+  latch.start();
+  await latch.await({ timeoutMs: 20_000 });
+  console.log(runtime + ': leading as ' + (await latch.getLeader()).id);
+} finally {
+  await latch.close();
+  await client.close();
+}
+`,
+  'queue.mjs': `import { DistributedQueue, ZkClient } from 'zk-recipes';
+${RUNTIME}
+const client = new ZkClient({ connectString: process.env.ZK, sessionTimeoutMs: 10_000 });
+client.start();
+const queue = new DistributedQueue(client, '/runtimes/queue-' + runtime.split(' ')[0], { lockPath: '/runtimes/queue-locks-' + runtime.split(' ')[0] });
+const stop = new AbortController();
+try {
+  await client.blockUntilConnected({ timeoutMs: 20_000 });
+  await queue.put({ to: 'ada@example.com' });
+  for await (const item of queue.consume({ signal: AbortSignal.any([stop.signal, AbortSignal.timeout(20_000)]) })) {
+    console.log(runtime + ': took an item for ' + item.to);
+    stop.abort();
+  }
+} catch (err) {
+  if (!stop.signal.aborted) throw err;
+} finally {
+  await queue.close();
+  await client.close();
+}
+`,
+};
+
+/** The packages \`bun\` and \`deno\` from npm, installed once; returns each runtime's executable. */
+function installRuntimes() {
+  const cache = join(repo, 'node_modules', '.cache', 'zk-recipes-runtimes');
+  const wanted = { bun: '1', deno: '2' };
+  const find = () => {
+    const found = {};
+    const oven = join(cache, 'node_modules', '@oven');
+    for (const dir of existsSync(oven) ? readdirSync(oven) : []) if (existsSync(join(oven, dir, 'bin', 'bun'))) found.bun ??= join(oven, dir, 'bin', 'bun');
+    const denoScope = join(cache, 'node_modules', '@deno');
+    for (const dir of existsSync(denoScope) ? readdirSync(denoScope) : []) if (existsSync(join(denoScope, dir, 'deno'))) found.deno ??= join(denoScope, dir, 'deno');
+    return found;
+  };
+  let found = find();
+  if (!found.bun || !found.deno) {
+    write(cache, { 'package.json': JSON.stringify({ private: true }) });
+    // Install scripts off: npm picks the platform's package by its os, cpu and libc fields, and
+    // that package holds the binary; the scripts would only link it (or download one).
+    run(
+      'install Bun and Deno from npm (once, into node_modules/.cache)',
+      'npm',
+      ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', ...Object.entries(wanted).map(([name, major]) => `${name}@${major}`)],
+      cache,
+    );
+    found = find();
+  }
+  for (const name of Object.keys(wanted)) if (!found[name]) throw new Error(`npm installed no ${name} binary for ${process.platform}-${process.arch}`);
+  return found;
+}
 
 const TS_OPTIONS = { target: 'ES2022', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out', rootDir: '.' };
 
@@ -137,6 +229,10 @@ ${mutexProgram({ label: 'ES module' })}
 try {
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
   if (!args.has('--skip-build')) run('build', 'npm', ['run', '--silent', 'build'], repo);
+  // npm sets the bin's execute bit only when it installs the package; the build must set it for a clone.
+  const main = join(repo, 'dist', 'src', 'cli', 'main.js');
+  if ((statSync(main).mode & 0o111) === 0) throw new Error('the build left dist/src/cli/main.js without its execute bit');
+  run('the built CLI runs as an executable in the clone', main, ['--version'], repo);
   const packed = JSON.parse(run('npm pack', 'npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], repo));
   const tarball = join(work, packed[0].filename);
   const files = packed[0].files.map((f) => f.path);
@@ -152,16 +248,22 @@ try {
   write(consumer, { 'package.json': JSON.stringify({ name: 'consumer', private: true }) });
   const typesNode = pkg.devDependencies['@types/node'];
   run(
-    'npm install the tarball (install scripts off: no compiler)',
+    'npm install the tarball (npm\'s default options)',
     'npm',
-    ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', tarball, `@types/node@${typesNode}`],
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, `@types/node@${typesNode}`],
     consumer,
   );
 
-  // Install scripts were off, so the optional native binding is there but unbuilt: nothing may
-  // load it, and choosing the native transport must say how to build it.
+  // The binding is an optional peer dependency: the default install neither fetches nor builds it.
+  const installed = readdirSync(join(consumer, 'node_modules'));
+  if (installed.includes('zookeeper')) throw new Error('the default install fetched the zookeeper binding');
+  const lock = JSON.parse(readFileSync(join(consumer, 'package-lock.json'), 'utf8'));
+  const extra = Object.keys(lock.packages).filter((p) => /node_modules\/(zookeeper|node-gyp|prom-client)$/.test(p));
+  if (extra.length > 0) throw new Error(`the default install holds ${extra.join(', ')}`);
+  console.log(`  ${Object.keys(lock.packages).length - 1} packages installed, zookeeper not among them`);
+  run('npm ls: no missing or unmet dependency, optional peers included', 'npm', ['ls', '--all'], consumer);
   run(
-    'nothing loads the native binding; choosing it unbuilt says how to build it',
+    'nothing loads the native binding; choosing it names `npm install zookeeper`',
     'node',
     ['-e', NATIVE_CHECK],
     consumer,
@@ -179,6 +281,30 @@ try {
       console.log(`  ${run(`${name}: run`, 'node', [join(dir, 'out', 'index.js')], dir)}`);
     } else {
       console.log(`  ${run(`${name}: run`, 'node', [join(dir, 'index.js')], dir)}`);
+    }
+  }
+  if (!args.has('--skip-runtimes')) {
+    const runtimes = installRuntimes();
+    const dir = join(consumer, 'runtimes');
+    write(dir, { 'package.json': JSON.stringify({ private: true, type: 'module' }), ...RUNTIME_PROGRAMS });
+    // One server for every run, from the installed package's own harness.
+    const { TestingServer } = createRequire(join(consumer, 'package.json'))('zk-recipes/testing');
+    const server = await TestingServer.start({ forceSync: false });
+    try {
+      const env = { ZK: server.connectString };
+      for (const [name, executable] of Object.entries(runtimes)) {
+        const version = run(`${name} --version`, executable, ['--version'], dir);
+        // Deno runs Node programs from node_modules with every permission granted (-A).
+        const command = name === 'deno' ? ['run', '-A'] : [];
+        for (const program of Object.keys(RUNTIME_PROGRAMS)) {
+          const out = run(`${name} ${program}`, executable, [...command, program], dir, env);
+          if (!out.toLowerCase().startsWith(name)) throw new Error(`${name} ${program} printed:\n${out}`);
+          console.log(`  ${out}`);
+        }
+        console.log(`  (${version.split('\n')[0]})`);
+      }
+    } finally {
+      await server.close();
     }
   }
   console.log(`package check passed in ${Math.round((Date.now() - startedAt) / 1000)} s`);

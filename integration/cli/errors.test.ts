@@ -67,8 +67,19 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
     }
   });
 
+  it('no arguments: the usage on stderr, exit 2', async () => {
+    const run = await cli([]);
+    expect(run.code).toBe(ExitCode.USAGE);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^Usage: zk-recipes <command>/);
+    expect(run.stderr).toContain('  2    bad command line');
+    const asProcess = await cliProcess([]);
+    expect({ code: asProcess.code, stdout: asProcess.stdout }).toEqual({ code: ExitCode.USAGE, stdout: '' });
+    expect(asProcess.stderr).toMatch(/^Usage: zk-recipes <command>/);
+  });
+
   it('help: exit 0, with the exit codes', async () => {
-    for (const argv of [[], ['--help'], ['help'], ['locks', '--help'], ['help', 'watch'], ['watch', 'tree', '-h']]) {
+    for (const argv of [['--help'], ['help'], ['locks', '--help'], ['help', 'watch'], ['watch', 'tree', '-h']]) {
       const run = await cli(argv);
       expect(run.code).toBe(0);
       expect(run.stderr).toBe('');
@@ -87,7 +98,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
       const run = await cli([view, '/x', '--connect', `127.0.0.1:${port}`, '--timeout-ms', '800']);
       const elapsedMs = Date.now() - started;
       expect(run.code).toBe(ExitCode.UNREACHABLE);
-      expect(run.stderr).toBe(`zk-recipes: cannot reach ZooKeeper at 127.0.0.1:${port} within 800 ms\n`);
+      expect(run.stderr).toBe(`zk-recipes: cannot reach ZooKeeper at 127.0.0.1:${port} within 800 ms: connection refused: no server listens there (connect ECONNREFUSED 127.0.0.1:${port})\n`);
       expect(elapsedMs).toBeGreaterThanOrEqual(750);
       expect(elapsedMs).toBeLessThan(800 + timing(2_000));
     }
@@ -99,8 +110,15 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
     const started = Date.now();
     const run = await cli(['tree', '/', '--connect', proxy.connectString, '--timeout-ms', '1000']);
     expect(run.code).toBe(ExitCode.UNREACHABLE);
-    expect(run.stderr).toBe(`zk-recipes: cannot reach ZooKeeper at ${proxy.connectString} within 1000 ms\n`);
+    expect(run.stderr).toBe(`zk-recipes: cannot reach ZooKeeper at ${proxy.connectString} within 1000 ms: timed out (no server answered)\n`);
     expect(Date.now() - started).toBeLessThan(1_000 + timing(2_000));
+  });
+
+  it('a host that does not resolve: exit 3, saying so, not as a refusal or a time-out', async () => {
+    // .invalid never resolves (RFC 2606).
+    const run = await cli(['locks', '/x', '--connect', 'nosuchhost.invalid:2181', '--timeout-ms', '1500']);
+    expect(run.code).toBe(ExitCode.UNREACHABLE);
+    expect(run.stderr).toMatch(/^zk-recipes: cannot reach ZooKeeper at nosuchhost\.invalid:2181 within 1500 ms: host not found \(getaddrinfo (ENOTFOUND|EAI_AGAIN) nosuchhost\.invalid\)\n$/);
   });
 
   it('a missing path: exit 4', async () => {

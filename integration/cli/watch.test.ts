@@ -121,14 +121,26 @@ describe('zk-recipes watch: live views on ZooKeeper watches', () => {
     expect(run.code).toBe(ExitCode.OK);
   });
 
-  it('what stops a watch before it starts: a missing path, no recipe, no ensemble', async () => {
+  it('a path that does not exist yet: shown as missing, then followed once it is created', async () => {
+    // An idle lock's container (and its parent's) is reaped: `watch locks` on it must wait, not exit 4.
+    const path = `${randomRoot('cli')}/ledger`;
+    const run = await watchWhile(['watch', 'locks', path, ...connect, '--json'], async (out) => {
+      const missing = await out.waitFor((l) => l.includes('"error"'));
+      expect(JSON.parse(missing)).toMatchObject({ command: 'locks', path, error: `${path} does not exist` });
+      const held = await new InterProcessMutex(a, path, { data: 'first' }).acquire();
+      await out.waitFor((l) => (JSON.parse(l) as LocksReport).holders?.[0]?.data?.value === 'first');
+      await held.release();
+    });
+    expect(run).toMatchObject({ code: ExitCode.OK, stderr: '' });
+  });
+
+  it('what stops a watch before it starts: no recipe, no ensemble', async () => {
     const root = randomRoot('cli');
-    expect(await cli(['watch', 'leader', `${root}/missing`, ...connect])).toMatchObject({ code: ExitCode.NO_NODE, stderr: `zk-recipes: ${root}/missing does not exist\n` });
     await a.create(`${root}/plain/x`, { createParents: 'persistent' });
     expect((await cli(['watch', 'queue', `${root}/plain`, ...connect])).code).toBe(ExitCode.NOT_A_RECIPE);
     const [port] = await freePorts(1);
     const run = await cli(['watch', 'tree', '/', '--connect', `127.0.0.1:${port}`, '--timeout-ms', '500']);
-    expect(run).toMatchObject({ code: ExitCode.UNREACHABLE, stderr: `zk-recipes: cannot reach ZooKeeper at 127.0.0.1:${port} within 500 ms\n` });
+    expect(run).toMatchObject({ code: ExitCode.UNREACHABLE, stderr: `zk-recipes: cannot reach ZooKeeper at 127.0.0.1:${port} within 500 ms: connection refused: no server listens there (connect ECONNREFUSED 127.0.0.1:${port})\n` });
   });
 
   it('a shown lost connection, and a fresh view once the server is back', async () => {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { validatePath } from '../paths';
 import { isZkError } from '../errors';
 import { ExitCode, usageError } from './errors';
+import { SERVER_HELP, parseServerCommandLine, type ServerInvocation } from './server';
 
 /** The commands that show a path. */
 export type ViewName = 'locks' | 'leader' | 'queue' | 'tree';
@@ -14,7 +15,10 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** A parsed command line. */
 export type Invocation =
-  | { readonly kind: 'help'; readonly topic: ViewName | 'watch' | undefined }
+  | { readonly kind: 'help'; readonly topic: ViewName | 'watch' | 'server' | undefined }
+  /** No command at all: the usage, on stderr, and exit 2. */
+  | { readonly kind: 'usage' }
+  | ServerInvocation
   | { readonly kind: 'version' }
   | {
       readonly kind: 'view';
@@ -41,6 +45,11 @@ const OPTIONS = {
  * @throws CliError (USAGE) naming what is wrong.
  */
 export function parseCommandLine(argv: readonly string[]): Invocation {
+  // `server` has flags of its own.
+  if (argv[0] === 'server') {
+    const server = parseServerCommandLine(argv.slice(1));
+    return server.kind === 'serverHelp' ? { kind: 'help', topic: 'server' } : server;
+  }
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -53,10 +62,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const [first, ...rest] = positionals;
   const watch = first === 'watch';
   const [viewName, path, ...extra] = watch ? rest : positionals;
-  if (values.help || first === 'help' || first === undefined) {
+  if (values.help || first === 'help') {
     const topic = first === 'help' ? rest[0] : watch ? (viewName ?? 'watch') : first;
-    return { kind: 'help', topic: VIEWS.includes(topic as ViewName) || topic === 'watch' ? (topic as ViewName | 'watch') : undefined };
+    return { kind: 'help', topic: VIEWS.includes(topic as ViewName) || topic === 'watch' || topic === 'server' ? (topic as ViewName | 'watch' | 'server') : undefined };
   }
+  if (first === undefined) return { kind: 'usage' };
   if (viewName === undefined) throw usageError('watch needs a command and a path, as in: zk-recipes watch locks /locks/orders');
   if (!VIEWS.includes(viewName as ViewName)) {
     throw usageError(`unknown command ${JSON.stringify(viewName)}: use ${watch ? 'locks, leader, queue or tree' : 'locks, leader, queue, tree or watch'}`);
@@ -101,6 +111,7 @@ const EXIT_CODES = `Exit codes:
   ${ExitCode.UNREACHABLE}    the ensemble could not be reached, or did not answer, within --timeout-ms
   ${ExitCode.NO_NODE}    the path does not exist
   ${ExitCode.NOT_A_RECIPE}    the path holds no recipe the command shows
+  ${ExitCode.NO_SERVER}    server: it could not start (Java or ZooKeeper missing, a port in use), or ended on its own
   ${ExitCode.INTERRUPTED}  interrupted (Ctrl-C) before the answer`;
 
 const TOPICS: Readonly<Record<ViewName | 'watch', string>> = {
@@ -120,11 +131,13 @@ const TOPICS: Readonly<Record<ViewName | 'watch', string>> = {
   (holder, waiting, leader, item…). Shows at most 25 children a node and 2000 nodes in all.`,
   watch: `zk-recipes watch <locks|leader|queue|tree> <path>
   Shows the view and updates it whenever it changes, using ZooKeeper watches (no polling), until
-  Ctrl-C. A path that goes away, or stops holding a recipe, is shown as such until it comes back.`,
+  Ctrl-C. A path that does not exist, at the start or later, is shown as missing and followed
+  until it is created; one that stops holding the recipe is shown as such until it holds it again.`,
 };
 
 /** The help text: the overview, or one command's. */
-export function helpText(topic: ViewName | 'watch' | undefined): string {
+export function helpText(topic: ViewName | 'watch' | 'server' | undefined): string {
+  if (topic === 'server') return `${SERVER_HELP}\n\n${EXIT_CODES}\n`;
   const body =
     topic === undefined
       ? `Usage: zk-recipes <command> <path> [flags]
@@ -137,6 +150,7 @@ Commands:
   queue <path>            how deep a queue is, and how old its oldest item
   tree <path>             the nodes under a path, with the recipe each belongs to
   watch <command> <path>  any of the above, updated live as it changes
+  server                  a ZooKeeper server for development, until Ctrl-C
 
 Run zk-recipes <command> --help for one command.`
       : TOPICS[topic];

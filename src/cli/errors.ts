@@ -17,6 +17,8 @@ export const ExitCode = Object.freeze({
   NO_NODE: 4,
   /** The path exists but holds no recipe the command understands. */
   NOT_A_RECIPE: 5,
+  /** `server`: the server could not start (Java or ZooKeeper missing, a port in use), or a member ended on its own. */
+  NO_SERVER: 6,
   /** Interrupted (Ctrl-C) before the answer: 128 + SIGINT, as shells report it. A `watch` ends with OK. */
   INTERRUPTED: 130,
 });

@@ -4,13 +4,14 @@ import { ConnectionTimeoutError, isZkError } from '../errors';
 import { isRetryableError } from '../retry';
 import { helpText, parseCommandLine, type Invocation, type ViewName } from './args';
 import type { Command, Report } from './command';
-import { openClient } from './connect';
+import { connectFailure, openClient } from './connect';
 import { CliError, ExitCode, type ExitCodeValue } from './errors';
 import { escapeInvisible } from './format';
 import { leaderCommand } from './leader';
 import { locksCommand } from './locks';
 import { NodeReader } from './NodeReader';
 import { queueCommand } from './queue';
+import { runServer } from './server';
 import { treeCommand } from './tree';
 import { watchView } from './watch';
 
@@ -53,6 +54,11 @@ export async function runCli(argv: readonly string[], cliIo: CliIo): Promise<Exi
       io.stdout.write(helpText(invocation.topic));
       return ExitCode.OK;
     }
+    if (invocation.kind === 'usage') {
+      io.stderr.write(helpText(undefined));
+      return ExitCode.USAGE;
+    }
+    if (invocation.kind === 'server') return await runServer(invocation, io);
     if (invocation.kind === 'version') {
       io.stdout.write(`${version()}\n`);
       return ExitCode.OK;
@@ -77,7 +83,8 @@ async function showOnce(command: Command, invocation: Extract<Invocation, { kind
   const signal = io.stop ? AbortSignal.any([deadline, io.stop]) : deadline;
   // Every read in flight listens to it: a tree reads many nodes at once.
   setMaxListeners(0, signal);
-  const client = await openClient(invocation.connect, invocation.timeoutMs, signal);
+  // Connecting has its own bound of timeoutMs, so that running out says why (see openClient).
+  const client = await openClient(invocation.connect, invocation.timeoutMs, io.stop);
   try {
     const report: Report = await command.read(new NodeReader(client, signal), invocation.path);
     io.stdout.write(invocation.json ? `${JSON.stringify(report, null, 2)}\n` : `${command.render(report, Date.now())}\n`);
@@ -106,7 +113,7 @@ export function toCliError(err: unknown, invocation: Invocation | undefined, sto
   if (isZkError(err)) {
     if (err.code === 'NONODE') return new CliError(ExitCode.NO_NODE, `${err.path ?? 'the path'} does not exist`);
     if (err.code === 'INVALID_ARGUMENT') return new CliError(ExitCode.USAGE, err.message);
-    if (err instanceof ConnectionTimeoutError) return new CliError(ExitCode.UNREACHABLE, `cannot reach ZooKeeper${where}${within}`);
+    if (err instanceof ConnectionTimeoutError) return new CliError(ExitCode.UNREACHABLE, `cannot reach ZooKeeper${where}${within}: ${connectFailure(err.cause)}`);
     if (isRetryableError(err) || err.code === 'CLIENT_CLOSED') return new CliError(ExitCode.UNREACHABLE, `lost the connection to ZooKeeper${where}: ${err.code}`);
     // Server errors name their code first ("NOAUTH at /x"); the others get it in front.
     return new CliError(ExitCode.FAILED, err.message.startsWith(err.code) ? err.message.split('\n')[0] : `${err.code}: ${err.message.split('\n')[0]}`);

@@ -6,7 +6,7 @@ import { StepLoop } from '../util/StepLoop';
 import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
-import { CliError } from './errors';
+import { CliError, ExitCode } from './errors';
 import type { CliIo } from './run';
 import { WatchedReader } from './WatchedReader';
 
@@ -33,8 +33,9 @@ function stateOf(report: Report): string {
  * - **Output.** On a terminal the screen is redrawn, and once a second the ages move on without
  *   reading. Elsewhere each change prints the view after a `--- <time>` line; with --json each
  *   change prints the report as one line. A read that finds the same state prints nothing.
- * - **Errors.** A missing path, or one without the recipe, at the start ends the watch as the
- *   one-shot command would. Later they are shown, and the watch waits for the path to come back.
+ * - **Errors.** A path without the recipe at the start ends the watch as the one-shot command
+ *   would. A missing path, at the start or later, is shown, and the watch waits for it to be
+ *   created; a path that stops holding the recipe is shown until it holds it again.
  *   A lost connection is shown; the view is read again on reconnection.
  */
 export async function watchView(command: Command, invocation: Extract<Invocation, { kind: 'view' }>, io: CliIo): Promise<void> {
@@ -108,7 +109,9 @@ class LiveView {
       this.show(report, stateOf(report));
     } catch (err) {
       if (this.stop.aborted) return;
-      if (!this.started) {
+      // A path that does not exist yet is followed until it is created: the reading's watches on
+      // it stay, and report its creation. An unused lock's container is reaped, so this is common.
+      if (!this.started && !(err instanceof CliError && err.exitCode === ExitCode.NO_NODE)) {
         this.firstError = err;
         return;
       }

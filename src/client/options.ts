@@ -79,7 +79,8 @@ export interface ZkClientOptions {
   /**
    * How the client speaks to ZooKeeper: 'protocol' (the default), ZooKeeper's protocol in
    * TypeScript, which needs no compiler; or 'native', the ZooKeeper C client through the optional
-   * `zookeeper` package, which must be built (`npm rebuild zookeeper`).
+   * `zookeeper` package, an optional peer dependency installed with `npm install zookeeper`
+   * (it compiles C on install).
    */
   transport?: TransportName;
   /**

@@ -16,23 +16,26 @@ let nativeFactory: TransportFactory | undefined;
 /**
  * The factory of the named transport. Choosing 'native' loads the `zookeeper` binding now.
  *
- * @throws UnsupportedError when 'native' is chosen and the binding is not installed or not built,
- *   saying how to build it.
+ * @throws UnsupportedError when 'native' is chosen and the binding is not installed (naming
+ *   `npm install zookeeper`) or not built (naming `npm rebuild zookeeper`).
  */
 export function transportFactory(name: TransportName): TransportFactory {
   if (name === 'protocol') return createProtocolTransport;
   if (nativeFactory === undefined) {
     try {
-      // Loaded only here, and only now: the binding is an optional dependency that may be missing
-      // or unbuilt (no compiler, install scripts blocked), and the default transport needs none of it.
+      // Loaded only here, and only now: the binding is an optional peer dependency, missing unless
+      // the user installed it, or unbuilt (no compiler, install scripts blocked), and the default
+      // transport needs none of it.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       nativeFactory = (require('./NativeTransport') as typeof import('./NativeTransport')).createNativeTransport;
     } catch (err) {
+      const missing = (err as NodeJS.ErrnoException)?.code === 'MODULE_NOT_FOUND' && /'zookeeper'/.test((err as Error).message);
       throw new UnsupportedError(
         "transport 'native' needs the optional `zookeeper` package (the ZooKeeper C client's binding), " +
-          'which is not installed or not built. Build it with `npm rebuild zookeeper` (it compiles C: python3, ' +
-          "make and g++ are needed), or install it with `npm install zookeeper`; or use transport 'protocol', " +
-          `which needs neither. (${(err as Error)?.message ?? String(err)})`,
+          (missing
+            ? 'which is not installed: install it with `npm install zookeeper` (it compiles C on install: python3, make and g++ are needed)'
+            : 'which is installed but not built: build it with `npm rebuild zookeeper` (python3, make and g++ are needed)') +
+          `; or use transport 'protocol', which needs neither. (${(err as Error)?.message ?? String(err)})`,
         { cause: err },
       );
     }
