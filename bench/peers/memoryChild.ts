@@ -7,16 +7,7 @@
  */
 import { ZkClient } from '../../src';
 import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
-
-async function settle(): Promise<NodeJS.MemoryUsage> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('run with --expose-gc');
-  for (let i = 0; i < 4; i++) {
-    gc();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return process.memoryUsage();
-}
+import { settle } from './heap';
 
 async function open(connectString: string, transport: TransportName, n: number): Promise<ZkClient[]> {
   const clients: ZkClient[] = [];

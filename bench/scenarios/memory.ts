@@ -4,35 +4,14 @@
  * after full garbage collections before and after; the growth divided by N is the cost of one
  * session: RSS (everything, the binding's C heap included), and the JS heap alone.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
 import { fmtNum, fmtRatio, mdTable } from '../report';
 import { median, ratio, rotate } from '../stats';
+import { runMemoryProcess, type MemoryReading } from './memoryProcess';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
-interface Reading {
-  before: NodeJS.MemoryUsage;
-  after: NodeJS.MemoryUsage;
-}
-
-function measureIn(ctx: BenchContext, transport: TransportName, sessions: number): Promise<Reading> {
-  const script = join(__dirname, '..', 'peers', 'memoryChild.ts');
-  return new Promise((resolve, reject) => {
-    // A small young generation, so that its size does not swamp the growth in RSS.
-    const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=1', '-r', 'ts-node/register/transpile-only', script, ctx.connectString, transport, String(sessions)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`the memory process (${transport}) exited with ${code}: ${err.trim()}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop() as string) as Reading);
-    });
-  });
+function measureIn(ctx: BenchContext, transport: TransportName, sessions: number): Promise<MemoryReading> {
+  return runMemoryProcess('memoryChild.ts', [ctx.connectString, transport, String(sessions)], transport);
 }
 
 async function run(ctx: BenchContext): Promise<ScenarioResult> {
