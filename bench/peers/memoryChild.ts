@@ -8,7 +8,7 @@
  */
 import { ZkClient } from '../../src';
 import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
-import { settle } from './heap';
+import { settle, snapshotIfAsked } from './heap';
 
 async function open(connectString: string, transport: TransportName, n: number): Promise<ZkClient[]> {
   const clients: ZkClient[] = [];
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   await Promise.all(clients.map((c) => c.exists('/')));
   const openMs = performance.now() - t0;
   const after = await settle();
+  snapshotIfAsked();
   // Every session ends with its closeSession answered: a close that fails fails the run.
   const t1 = performance.now();
   await Promise.all([...warm, ...clients].map((c) => c.close()));

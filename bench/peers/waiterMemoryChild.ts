@@ -11,7 +11,7 @@ import { ZkClient } from '../../src';
 import type { TransportName } from '../../src/transport/chooseTransport';
 import { ServerProbe } from '../server';
 import { HoldCounter } from './clock';
-import { settle } from './heap';
+import { settle, snapshotIfAsked } from './heap';
 
 /** Waiters queued and drained once before the measurement, so that what grows after is the waiters' and not code loading or JIT. */
 const WARM_UP_WAITERS = 50;
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   const before = await settle();
   const drain = await queue(clients, probe, path, waiters, counter);
   const after = await settle();
+  snapshotIfAsked();
   await drain();
   await Promise.all(clients.map((c) => c.close()));
   if (counter.violations !== 0) throw new Error(`${counter.violations} overlapping hold(s)`);
