@@ -47,7 +47,7 @@ export function goalsTable(goals: readonly Goal[]): string {
   );
 }
 
-const PEER_NAMES: Record<PeerId, string> = { 'zk-recipes': 'zk-recipes', 'zk-recipes-native': 'zk-recipes on the native transport', curator: 'Curator', kazoo: 'kazoo', redis: 'Redis' };
+const PEER_NAMES: Record<PeerId, string> = { 'zk-recipes': 'zk-recipes', 'zk-recipes-native': 'zk-recipes on the native transport', curator: 'Curator', kazoo: 'kazoo', redis: 'Redis', 'floor-raw': 'the raw-socket floor' };
 
 function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

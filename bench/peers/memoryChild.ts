@@ -1,22 +1,14 @@
 /**
  * A process of its own for the `memory` scenario: opens N sessions on one transport, one ZkClient
  * each, and prints one JSON line with the process's memory before and after (each taken after
- * full garbage collections), so the growth per session can be read off.
+ * full garbage collections), so the growth per session can be read off, and how long opening them
+ * and closing them all took.
  *
  * Usage: node --expose-gc -r ts-node/register/transpile-only memoryChild.ts <connectString> <protocol|native> <sessions>
  */
 import { ZkClient } from '../../src';
 import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
-
-async function settle(): Promise<NodeJS.MemoryUsage> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('run with --expose-gc');
-  for (let i = 0; i < 4; i++) {
-    gc();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return process.memoryUsage();
-}
+import { settle, snapshotIfAsked } from './heap';
 
 async function open(connectString: string, transport: TransportName, n: number): Promise<ZkClient[]> {
   const clients: ZkClient[] = [];
@@ -40,11 +32,17 @@ async function main(): Promise<void> {
   const warm = await open(connectString, transport as TransportName, WARM_UP_SESSIONS);
   await Promise.all(warm.map((c) => c.exists('/')));
   const before = await settle();
+  const t0 = performance.now();
   const clients = await open(connectString, transport as TransportName, n);
   await Promise.all(clients.map((c) => c.exists('/')));
+  const openMs = performance.now() - t0;
   const after = await settle();
-  process.stdout.write(`${JSON.stringify({ before, after })}\n`);
+  snapshotIfAsked();
+  // Every session ends with its closeSession answered: a close that fails fails the run.
+  const t1 = performance.now();
   await Promise.all([...warm, ...clients].map((c) => c.close()));
+  const closeMs = performance.now() - t1;
+  process.stdout.write(`${JSON.stringify({ before, after, openMs, closeMs })}\n`);
 }
 
 main().then(

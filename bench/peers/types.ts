@@ -7,8 +7,12 @@
  * all of its sessions), so they can be compared with each other but not across libraries.
  */
 
-/** 'zk-recipes' runs on the protocol transport (the default), 'zk-recipes-native' on the native binding. */
-export type PeerId = 'zk-recipes' | 'zk-recipes-native' | 'curator' | 'kazoo' | 'redis';
+/**
+ * 'zk-recipes' runs on the protocol transport (the default), 'zk-recipes-native' on the native
+ * binding; 'floor-raw' is the raw-socket floor client (peers/rawFloor.ts), a reference rather than
+ * a library, so it is not among PEER_ORDER's.
+ */
+export type PeerId = 'zk-recipes' | 'zk-recipes-native' | 'curator' | 'kazoo' | 'redis' | 'floor-raw';
 
 /** The libraries compared with zk-recipes, in table order. */
 export const PEER_ORDER: readonly PeerId[] = ['zk-recipes', 'zk-recipes-native', 'curator', 'kazoo', 'redis'];

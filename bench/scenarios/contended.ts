@@ -12,6 +12,7 @@
  *    its one monotonic clock: sorted by start, each must begin after every earlier one ended, and
  *    their number must equal the acquisitions counted.
  */
+import { rawFloorPeer } from '../peers/rawFloor';
 import { REDIS_MUTEX_OPTIONS } from '../peers/redis';
 import type { ContendedRun, LockPeer, PeerId } from '../peers/types';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
@@ -25,7 +26,17 @@ interface RunFigures {
   /** The busiest session's share of the acquisitions. */
   busiestShare: number;
   overlaps: number;
+  /** This process's CPU time per acquisition, µs: the client's, for a library that runs here. */
+  cpuPerOp: number;
 }
+
+interface Measured {
+  run: ContendedRun;
+  cpuUs: number;
+}
+
+/** Libraries whose sessions live in the bench's own process, so that its CPU time is their client's. */
+const IN_PROCESS: ReadonlySet<PeerId> = new Set<PeerId>(['zk-recipes', 'zk-recipes-native', 'redis', 'floor-raw']);
 
 /** Overlapping [start, end] sections, counted by sweeping them in start order. */
 export function countOverlaps(sections: ReadonlyArray<readonly [number, number]>): number {
@@ -54,8 +65,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const durationMs = ctx.options.durationMs ?? (quick ? 300 : 5_000);
   const warmupMs = quick ? 0 : Math.min(1_000, durationMs);
-  const peers = ctx.peers;
-  const { results, failed, failures, median: medianOf } = await runSizedRounds<LockPeer, ContendedRun, RunFigures>(ctx, {
+  const peers = [...ctx.peers, rawFloorPeer(ctx.connectString, ctx.sessionTimeoutMs)];
+  const { results, failed, failures, median: medianOf } = await runSizedRounds<LockPeer, Measured, RunFigures>(ctx, {
     name: 'contended',
     sizes,
     rounds,
@@ -66,11 +77,17 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     prepare: async (peer, path, _size, round) => {
       if (round === 0 && warmupMs > 0) await peer.contended(path, warmupMs);
     },
-    measure: (peer, path) => peer.contended(path, durationMs),
-    check: (r) => check(r),
-    figures: ({ value: r, packets }) => {
+    measure: async (peer, path) => {
+      const cpu0 = process.cpuUsage();
+      const r = await peer.contended(path, durationMs);
+      const cpu = process.cpuUsage(cpu0);
+      return { run: r, cpuUs: cpu.user + cpu.system };
+    },
+    check: (m) => check(m.run),
+    figures: ({ value: { run: r, cpuUs }, packets }) => {
       const total = r.counts.reduce((a, b) => a + b, 0);
       return {
+        cpuPerOp: total > 0 ? cpuUs / total : Number.NaN,
         opsPerSec: (total / r.elapsedMs) * 1000,
         packetsPerOp: total > 0 ? packets / total : Number.NaN,
         busiestShare: total > 0 ? Math.max(...r.counts) / total : Number.NaN,
@@ -80,6 +97,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   });
 
   const throughput = (size: number, id: PeerId) => medianOf(size, id, (x) => x.opsPerSec);
+  const cpuOf = (size: number, id: PeerId) => medianOf(size, id, (x) => x.cpuPerOp);
   const rows: string[][] = [];
   for (const size of sizes) {
     const zk = throughput(size, 'zk-recipes');
@@ -91,6 +109,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         String(size),
         peer.label + (failed.has(`${size}/${peer.id}`) ? ' (failed)' : ''),
         fmtNum(ops),
+        IN_PROCESS.has(peer.id) ? fmtNum(medianOf(size, peer.id, (x) => x.cpuPerOp)) : 'n/a (own process)',
         peer.usesZooKeeper ? fmtNum(median(list.map((x) => x.packetsPerOp))) : 'n/a (Redis)',
         list.length ? `${(median(list.map((x) => x.busiestShare)) * 100).toFixed(0)}% (fair: ${(100 / size).toFixed(0)}%)` : 'n/a',
         list.length ? (overlaps === 0 ? `none in ${list.length} run(s)` : `**${overlaps}**`) : 'n/a',
@@ -111,12 +130,21 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       : !has('curator')
         ? notMeasured(goalText, 'Curator skipped')
         : judge(goalText, ratio(throughput(8, 'zk-recipes'), throughput(8, 'curator')), 2, 'higher'),
+    sizes.includes(8)
+      ? judge('contended client CPU per acquisition at 8 sessions ≤ 1.4 × the raw-socket floor', ratio(cpuOf(8, 'zk-recipes'), cpuOf(8, 'floor-raw')), 1.4, 'lower')
+      : notMeasured('contended client CPU per acquisition at 8 sessions ≤ 1.4 × the raw-socket floor', '8 sessions not run'),
+    sizes.includes(8)
+      ? judge('contended throughput at 8 sessions ≥ 0.9 × the raw-socket floor', ratio(throughput(8, 'zk-recipes'), throughput(8, 'floor-raw')), 0.9, 'higher')
+      : notMeasured('contended throughput at 8 sessions ≥ 0.9 × the raw-socket floor', '8 sessions not run'),
   ];
   const bars: RatioBar[] = sizes.flatMap((size): RatioBar[] => [
     { metric: `contended ${size} sessions`, versus: 'curator', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'curator')), better: 'higher', goal: size === 8 ? 2 : undefined },
     { metric: `contended ${size} sessions`, versus: 'kazoo', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'kazoo')), better: 'higher' },
     { metric: `contended ${size} sessions`, versus: 'zk-recipes-native', ratio: ratio(throughput(size, 'zk-recipes'), throughput(size, 'zk-recipes-native')), better: 'higher' },
   ]);
+  const rawLine = sizes
+    .map((size) => `${size} sessions: zk-recipes ÷ raw: throughput ${fmtRatio(ratio(throughput(size, 'zk-recipes'), throughput(size, 'floor-raw')))}, client CPU per acquisition ${fmtRatio(ratio(cpuOf(size, 'zk-recipes'), cpuOf(size, 'floor-raw')))}; Curator ÷ raw: throughput ${fmtRatio(ratio(throughput(size, 'curator'), throughput(size, 'floor-raw')))}`)
+    .join('; ');
   const transportLine = sizes.map((size) => `${size} sessions ${fmtRatio(ratio(throughput(size, 'zk-recipes'), throughput(size, 'zk-recipes-native')))}`).join(', ');
 
   const markdown = [
@@ -126,11 +154,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     '',
     'Overlap check: in the holder process, a counter incremented right after acquire returns and decremented right before release (an entry that finds another holder is an overlap, and every overlap of critical sections produces one), plus a sweep here over the [start, end] timestamps each holder recorded inside its critical section on that process\'s one monotonic clock.',
     '',
-    mdTable(['sessions', 'library', 'acquisitions / s (machine-dependent)', 'server packets / acquisition', 'busiest session\'s share', 'overlapping holds', 'zk-recipes ÷ this'], rows, [2, 3, 4, 6]),
+    mdTable(['sessions', 'library', 'acquisitions / s (machine-dependent)', 'client CPU µs / acquisition (machine-dependent)', 'server packets / acquisition', 'busiest session\'s share', 'overlapping holds', 'zk-recipes ÷ this'], rows, [2, 3, 4, 5, 7]),
     '',
     `**Ratios (the claim, higher is better):** ${ratioLines.join('; ')}.`,
     '',
     `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
+    '',
+    `**Against the raw-socket floor** (our own minimal client over \`node:net\`, the same requests in the same contended loop, the same sessions in this process): ${rawLine}. Client CPU is this process's user + system time over the run divided by the acquisitions.`,
   ].join('\n');
   return { markdown, goals, bars, failures };
 }

@@ -4,36 +4,23 @@
  * after full garbage collections before and after; the growth divided by N is the cost of one
  * session: RSS (everything, the binding's C heap included), and the JS heap alone.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
-import { fmtNum, fmtRatio, mdTable } from '../report';
+import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { median, ratio, rotate } from '../stats';
+import { runMemoryProcess, type MemoryReading } from './memoryProcess';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
-interface Reading {
-  before: NodeJS.MemoryUsage;
-  after: NodeJS.MemoryUsage;
+interface SessionsReading extends MemoryReading {
+  openMs: number;
+  closeMs: number;
 }
 
-function measureIn(ctx: BenchContext, transport: TransportName, sessions: number): Promise<Reading> {
-  const script = join(__dirname, '..', 'peers', 'memoryChild.ts');
-  return new Promise((resolve, reject) => {
-    // A small young generation, so that its size does not swamp the growth in RSS.
-    const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=1', '-r', 'ts-node/register/transpile-only', script, ctx.connectString, transport, String(sessions)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`the memory process (${transport}) exited with ${code}: ${err.trim()}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop() as string) as Reading);
-    });
-  });
+function measureIn(ctx: BenchContext, transport: TransportName, sessions: number): Promise<SessionsReading> {
+  return runMemoryProcess<SessionsReading>('memoryChild.ts', [ctx.connectString, transport, String(sessions)], `${sessions} sessions, ${transport}`);
 }
+
+/** Issue 21's bound on an idle session's JS heap, kB. */
+const IDLE_HEAP_KB = 5;
 
 async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const { quick } = ctx.options;
@@ -63,6 +50,16 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       }
     }
   }
+  // Idle sessions by the thousand, in one process: they must open and close cleanly, and cost the same each.
+  const idleSessions = quick ? 300 : 10_000;
+  let idle: { rssKb: number; heapKb: number; openMs: number; closeMs: number } | undefined;
+  ctx.log(`memory: ${idleSessions} idle sessions on the protocol transport in one process`);
+  try {
+    const r = await measureIn(ctx, 'protocol', idleSessions);
+    idle = { rssKb: (r.after.rss - r.before.rss) / 1024 / idleSessions, heapKb: (r.after.heapUsed - r.before.heapUsed) / 1024 / idleSessions, openMs: r.openMs, closeMs: r.closeMs };
+  } catch (err) {
+    failures.push(`memory, ${idleSessions} idle sessions: ${String(err)}`);
+  }
   const fig = (t: TransportName, pick: (x: { rssKb: number; heapKb: number; externalKb: number }) => number) => {
     const list = perSession.get(t) ?? [];
     return list.length > 0 ? median(list.map(pick)) : Number.NaN;
@@ -70,8 +67,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rows = transports.map((t) => [`${t} transport`, fmtNum(fig(t, (x) => x.rssKb)), fmtNum(fig(t, (x) => x.heapKb)), fmtNum(fig(t, (x) => x.externalKb)), String(perSession.get(t)?.length ?? 0)]);
   const rss = ratio(fig('protocol', (x) => x.rssKb), fig('native', (x) => x.rssKb));
   const heap = ratio(fig('protocol', (x) => x.heapKb), fig('native', (x) => x.heapKb));
-  // Reported, not a goal.
-  const goals: Goal[] = [];
+  const goals: Goal[] = [
+    idle ? judge(`idle session ≤ ${IDLE_HEAP_KB} kB of JS heap (${idleSessions} in one process)`, idle.heapKb, IDLE_HEAP_KB, 'lower', `${fmtNum(idle.heapKb)} kB`) : notMeasured(`idle session ≤ ${IDLE_HEAP_KB} kB of JS heap`, 'the run failed'),
+  ];
   const bars: RatioBar[] = [{ metric: 'RSS per session', versus: 'zk-recipes-native', ratio: rss, better: 'lower' }];
   const markdown = [
     '## 8. Memory per session',
@@ -81,6 +79,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     mdTable(['transport', 'RSS kB / session', 'JS heap kB / session', 'external + ArrayBuffers kB / session', 'runs'], rows, [1, 2, 3, 4]),
     '',
     `**Transports (protocol ÷ native):** RSS ${fmtRatio(rss)}, JS heap ${fmtRatio(heap)}.`,
+    '',
+    idle
+      ? `**${idleSessions.toLocaleString('en-US')} idle sessions in one process** (protocol transport, measured the same way, one run): ${fmtNum(idle.heapKb)} kB of JS heap and ${fmtNum(idle.rssKb)} kB of RSS per session; opened (in batches of 100, each answering an exists) in ${fmtNum(idle.openMs / 1000)} s, all closed, every closeSession answered, in ${fmtNum(idle.closeMs / 1000)} s.`
+      : `**${idleSessions} idle sessions in one process:** the run failed (see Failures).`,
   ].join('\n');
   return { markdown, goals, bars, failures };
 }

@@ -104,6 +104,29 @@ export interface AttemptOptions {
 
 type WaitOutcome = Acquisition | 'busy' | 'vanished';
 
+/** A listing of the lock's parent, as much of it as a decision needs. */
+interface Listing {
+  children: readonly string[];
+  pzxid: bigint;
+}
+
+/**
+ * Our node as the wait knows it. `listing` is the one the create came with: the wait takes it out
+ * once it knows its place, so that a waiter keeps its node and the one it watches, not the listing
+ * (every waiter decodes its own: kept for the whole wait, they grow with the square of the queue).
+ */
+interface Created {
+  readonly path: string;
+  readonly session: Session;
+  /** Our node's czxid, when the create returned its stat. */
+  readonly czxid: bigint | undefined;
+  listing: Listing | undefined;
+}
+
+function toCreated(c: CreatedAndListed): Created {
+  return { path: c.path, session: c.session, czxid: c.stat?.czxid, listing: { children: c.children, pzxid: c.parentStat.pzxid } };
+}
+
 /**
  * The lock algorithm every lock shares, like Curator's LockInternals. Each contender creates a
  * protected EPHEMERAL_SEQUENTIAL node under `basePath`; the driver decides who holds and what each
@@ -138,7 +161,7 @@ export class LockInternals {
             createParents: 'container',
             data: options.data,
             signal: scope.signal,
-          }),
+          }).then(toCreated),
         );
         let outcome: WaitOutcome;
         try {
@@ -216,7 +239,7 @@ export class LockInternals {
    * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
    */
-  private async waitForLock(created: CreatedAndListed, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
+  private async waitForLock(created: Created, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
     try {
       return await this.waitInSession(created, wait, scope);
     } catch (err) {
@@ -225,34 +248,35 @@ export class LockInternals {
     }
   }
 
-  private async waitInSession(created: CreatedAndListed, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
+  private async waitInSession(created: Created, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
     const { path: ours, session } = created;
     const ourName = nodeName(ours);
     const { tokenFromOwnNode } = this.driver;
     // Our node's czxid comes with the create on transports that have create2; otherwise a read
     // gives it once we win.
-    let ownCzxid = created.stat?.czxid;
+    let ownCzxid = created.czxid;
     /** The watch on our own node, while we wait for a claim that needs no read. */
     let own: OwnNode | undefined;
     /** A read of our own node made while waiting, for its czxid. */
     let ownStat: Promise<Stat | null> | undefined;
-    let listing: { children: readonly string[]; pzxid: bigint } | undefined = { children: created.children, pzxid: created.parentStat.pzxid };
-    let before: string[] = [];
+    let listing = created.listing;
+    created.listing = undefined;
+    // The generator of an async function keeps every local, dead or not, while it waits: what
+    // must not outlive a decision is reassigned, never held in a local of its own.
+    let before: readonly string[] | undefined = [];
     let parentToken: bigint | undefined;
     let won = false;
 
     try {
       for (;;) {
         if (listing) {
-          const sorted = sortLockNodes(listing.children, this.driver.sortNames);
-          const at = sorted.indexOf(ourName);
-          // A listing made after our create in our session misses our node only if that session
-          // has ended since, or someone deleted the node.
-          if (at < 0) return 'vanished';
-          before = sorted.slice(0, at);
+          before = this.nodesBefore(listing, ourName);
           parentToken = listing.pzxid;
           listing = undefined;
         }
+        // A listing made after our create in our session misses our node only if that session
+        // has ended since, or someone deleted the node.
+        if (before === undefined) return 'vanished';
         const decision = this.driver.decide(before, ourName);
         if (decision.holds) {
           if (tokenFromOwnNode) {
@@ -280,7 +304,12 @@ export class LockInternals {
           continue;
         }
         if (!wait) return 'busy';
-        if (tokenFromOwnNode && before.length === 1) {
+        const lastAhead = before.length === 1;
+        // What the wait keeps of the listing: the nodes still ahead once the watched one goes,
+        // when that settles the win; otherwise nothing, and the wake-up lists again.
+        const settled = this.settledOnWake(before, decision.watch, ourName);
+        before = settled ?? [];
+        if (tokenFromOwnNode && lastAhead) {
           // The node ahead is the last one: its deletion alone can settle the win, with no read,
           // once we also watch our own node (events come in zxid order over our session, so a
           // deletion of our node, or the end of the session, would reach us first). The watch's
@@ -301,11 +330,10 @@ export class LockInternals {
           listing = await this.list(session, scope);
           continue;
         }
-        before = before.filter((n) => n !== decision.watch);
         parentToken = undefined;
         // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
         // have gone too (in a drain they all have), so one listing beats probing each.
-        if (this.driver.relistOnWake || !this.driver.decide(before, ourName).holds) listing = await this.list(session, scope);
+        if (settled === undefined) listing = await this.list(session, scope);
       }
     } finally {
       if (!won) void own?.watch.close();
@@ -351,7 +379,24 @@ export class LockInternals {
     }
   }
 
-  private async list(session: Session, scope: DeadlineScope): Promise<{ children: readonly string[]; pzxid: bigint }> {
+  /** The lock nodes before ours in `listing`, in lock order; undefined when ours is not in it. */
+  private nodesBefore(listing: Listing, ourName: string): string[] | undefined {
+    const sorted = sortLockNodes(listing.children, this.driver.sortNames);
+    const at = sorted.indexOf(ourName);
+    return at < 0 ? undefined : sorted.slice(0, at);
+  }
+
+  /**
+   * The nodes still ahead of ours once `watched` goes, when the driver holds with them without a
+   * new listing; undefined when the wake-up must list again.
+   */
+  private settledOnWake(before: readonly string[], watched: string, ourName: string): string[] | undefined {
+    if (this.driver.relistOnWake) return undefined;
+    const rest = before.filter((n) => n !== watched);
+    return this.driver.decide(rest, ourName).holds ? rest : undefined;
+  }
+
+  private async list(session: Session, scope: DeadlineScope): Promise<Listing> {
     try {
       const { children, stat } = await this.untilDeadline(scope, () => this.client.getChildrenWithStat(this.basePath, { session, signal: scope.signal }));
       return { children, pzxid: stat.pzxid };

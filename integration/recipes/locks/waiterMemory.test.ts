@@ -1,0 +1,45 @@
+import type { ZkClient } from '../../../src';
+import { TestingServer } from '../../../src/testing';
+import { Clients } from '../../helpers';
+import { queueWaiters, settledHeap } from './waiterQueue';
+
+describe('InterProcessMutex: what a waiting waiter keeps', () => {
+  let server: TestingServer;
+  const clients = new Clients();
+  let sessions: ZkClient[];
+  /** Every listing the lock core received, held weakly. */
+  const listings: Array<WeakRef<string[]>> = [];
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+    sessions = await Promise.all([0, 1].map(() => clients.connect({ connectString: server.connectString })));
+    // Wrapped by hand: a jest mock would keep every result, and the listings with them.
+    for (const s of sessions) {
+      const createAndList = s.createAndListParent.bind(s);
+      s.createAndListParent = async (...args) => {
+        const created = await createAndList(...args);
+        listings.push(new WeakRef(created.children));
+        return created;
+      };
+      const list = s.getChildrenWithStat.bind(s);
+      s.getChildrenWithStat = async (...args) => {
+        const listed = await list(...args);
+        listings.push(new WeakRef(listed.children));
+        return listed;
+      };
+    }
+  });
+  afterAll(async () => {
+    await clients.closeAll();
+    await server.close();
+  });
+
+  it('keeps no listing while it waits', async () => {
+    const { drain } = await queueWaiters(server, sessions, 50);
+    await settledHeap();
+    const kept = listings.filter((l) => l.deref() !== undefined).length;
+    await drain();
+    expect(listings.length).toBeGreaterThanOrEqual(50);
+    expect(kept).toBe(0);
+  });
+});
