@@ -16,6 +16,13 @@ import { TestingServer } from 'zk-recipes/testing';
 
 const PATH = '/examples/leader';
 
+/**
+ * Ctrl-C or SIGTERM at any moment: the observer stops, the candidates are stopped with SIGTERM
+ * (each closes its latch, so its node goes at once), and the server stops.
+ */
+const shutdown = new AbortController();
+const { signal } = shutdown;
+
 interface PromiseWithResolversLike {
   promise: Promise<void>;
   resolve: () => void;
@@ -47,13 +54,18 @@ async function candidate(connectString: string, name: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => shutdown.abort());
+  console.log('starting a ZooKeeper server');
   const server = await TestingServer.start();
   const candidates = new Map<string, ChildProcess>();
   const observer = new ZkClient({ connectString: server.connectString });
   const stopObserving = new AbortController();
   try {
     observer.start();
-    await observer.blockUntilConnected({ timeoutMs: 10_000 });
+    await observer.blockUntilConnected({ timeoutMs: 10_000, signal });
+    // An abort listener added after the abort would never hear it.
+    signal.throwIfAborted();
+    signal.addEventListener('abort', () => stopObserving.abort(signal.reason), { once: true });
     const leaders = observeLeader(observer, PATH, { signal: stopObserving.signal });
     /** Per candidate: resolved once it says it leads. */
     const said = new Map<ChildProcess, PromiseWithResolversLike>();
@@ -116,6 +128,11 @@ if (process.argv[2] === 'candidate') {
   });
 } else {
   main().catch((err: unknown) => {
+    // Whatever a wait rejected with when the signal came, the shutdown was asked for: no stack.
+    if (signal.aborted) {
+      console.log('stopped');
+      return;
+    }
     console.error(err);
     process.exitCode = 1;
   });

@@ -9,8 +9,19 @@
  *
  *   npm run example -- mutex
  */
+import { setTimeout } from 'node:timers/promises';
 import { InterProcessMutex, ZkClient } from 'zk-recipes';
 import { TestingServer } from 'zk-recipes/testing';
+
+/**
+ * Ctrl-C or SIGTERM at any moment (while the server starts, while a worker waits or holds): every
+ * wait below ends with the signal's reason, what is held is released in the finally blocks, the
+ * clients close, and the server stops. A waiter killed without closing keeps its place in line
+ * until its session expires.
+ */
+const shutdown = new AbortController();
+const { signal } = shutdown;
+for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => shutdown.abort());
 
 /** The resource: it accepts a write only with a token at least as new as the newest it has seen. */
 class FencedLedger {
@@ -30,15 +41,15 @@ async function worker(name: string, connectString: string, ledger: FencedLedger,
   client.start();
   const tokens: bigint[] = [];
   try {
-    await client.blockUntilConnected({ timeoutMs: 10_000 }); // rejects with ConnectionTimeoutError
+    await client.blockUntilConnected({ timeoutMs: 10_000, signal }); // rejects with ConnectionTimeoutError
     const mutex = new InterProcessMutex(client, '/examples/ledger');
     for (let round = 1; round <= rounds; round++) {
-      const lease = await mutex.acquire({ timeoutMs: 10_000 });
+      const lease = await mutex.acquire({ timeoutMs: 10_000, signal });
       try {
         ledger.append(lease.fencingToken, `${name} #${round}`);
         tokens.push(lease.fencingToken);
         console.log(`${name} holds the lock (fencing token ${lease.fencingToken}) and appends entry #${round}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await setTimeout(20, undefined, { signal });
       } finally {
         await lease.release();
       }
@@ -50,6 +61,7 @@ async function worker(name: string, connectString: string, ledger: FencedLedger,
 }
 
 async function main(): Promise<void> {
+  console.log('starting a ZooKeeper server');
   const server = await TestingServer.start();
   try {
     const ledger = new FencedLedger();
@@ -72,6 +84,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // Whatever a wait rejected with when the signal came, the shutdown was asked for: no stack.
+  if (signal.aborted) {
+    console.log('stopped');
+    return;
+  }
   console.error(err);
   process.exitCode = 1;
 });

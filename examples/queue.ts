@@ -11,6 +11,16 @@
 import { DistributedQueue, ZkClient } from 'zk-recipes';
 import { TestingServer } from 'zk-recipes/testing';
 
+/**
+ * Ctrl-C or SIGTERM at any moment (while the server starts, while a worker waits or holds): every
+ * wait below ends with the signal's reason, what is held is released in the finally blocks, the
+ * clients close, and the server stops. A waiter killed without closing keeps its place in line
+ * until its session expires.
+ */
+const shutdown = new AbortController();
+const { signal } = shutdown;
+for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => shutdown.abort());
+
 interface Order {
   id: string;
   amount: number;
@@ -23,14 +33,19 @@ const ORDERS_PER_PRODUCER = 10;
 async function connect(connectString: string, id: string): Promise<ZkClient> {
   const client = new ZkClient({ connectString, id });
   client.start();
-  await client.blockUntilConnected({ timeoutMs: 10_000 });
+  try {
+    await client.blockUntilConnected({ timeoutMs: 10_000, signal });
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
   return client;
 }
 
 async function produce(client: ZkClient, name: string): Promise<void> {
   const queue = new DistributedQueue<Order>(client, QUEUE, { lockPath: QUEUE_LOCKS });
   for (let n = 1; n <= ORDERS_PER_PRODUCER; n++) {
-    await queue.put({ id: `${name}-${n}`, amount: n * 10 });
+    await queue.put({ id: `${name}-${n}`, amount: n * 10 }, { signal });
   }
   console.log(`${name} put ${ORDERS_PER_PRODUCER} orders`);
 }
@@ -63,16 +78,22 @@ async function consume(client: ZkClient, name: string, tally: Tally): Promise<st
 }
 
 async function main(): Promise<void> {
+  console.log('starting a ZooKeeper server');
   const server = await TestingServer.start();
-  const clients = await Promise.all(['producer-a', 'producer-b', 'consumer-1', 'consumer-2'].map((id) => connect(server.connectString, id)));
+  const clients: ZkClient[] = [];
   try {
+    for (const id of ['producer-a', 'producer-b', 'consumer-1', 'consumer-2']) clients.push(await connect(server.connectString, id));
     const [producerA, producerB, consumer1, consumer2] = clients;
     const total = 2 * ORDERS_PER_PRODUCER;
     const tally: Tally = { handled: new Set(), total, stop: new AbortController() };
+    // An abort listener added after the abort would never hear it.
+    signal.throwIfAborted();
+    signal.addEventListener('abort', () => tally.stop.abort(signal.reason), { once: true });
     const consumers = [consume(consumer1, 'consumer-1', tally), consume(consumer2, 'consumer-2', tally)];
     await Promise.all([produce(producerA, 'producer-a'), produce(producerB, 'producer-b')]);
     const [byOne, byTwo] = await Promise.all(consumers);
 
+    signal.throwIfAborted();
     const all = [...byOne, ...byTwo];
     if (all.length !== total || new Set(all).size !== total) throw new Error(`expected ${total} orders once each, got ${all.length} (${new Set(all).size} distinct)`);
     console.log(`ok: ${total} orders, each handled by exactly one consumer`);
@@ -83,6 +104,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // Whatever a wait rejected with when the signal came, the shutdown was asked for: no stack.
+  if (signal.aborted) {
+    console.log('stopped');
+    return;
+  }
   console.error(err);
   process.exitCode = 1;
 });

@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { TestingServer } from '../../src/testing';
-import { Clients, childrenOf, timing } from '../helpers';
+import { InterProcessMutex } from '../../recipes/locks';
+import { FaultProxy, TestingServer } from '../../src/testing';
+import { Clients, childrenOf, eventually, timing } from '../helpers';
 
 /**
  * The README's first programs, run as a reader would run them: saved as .mjs files and started
@@ -141,5 +142,106 @@ describe("the README's first programs", () => {
     const program = new Program(join(dir, 'lock.mjs'), 'nosuchhost.invalid:2181');
     expect(await program.exitCode()).toBe(1);
     expect(program.output).toMatch(/ConnectionTimeoutError: no connection to nosuchhost\.invalid:2181 within \d+ ms; the last attempt failed: .*not ?found/i);
+  });
+});
+
+/**
+ * Ctrl-C or SIGTERM at any moment ends each first program cleanly (exit 0, no stack): while it
+ * connects, while it waits, while it holds. A waiter that leaves its node behind keeps everyone
+ * behind it waiting for its session to expire (60 s by default): the next waiter must get the
+ * lock within moments instead.
+ */
+describe("the README's first programs, signalled", () => {
+  let server: TestingServer;
+  let proxy: FaultProxy;
+  const clients = new Clients();
+  const programs = firstPrograms();
+  const LOCK = '/locks/invoices';
+  /** Far below the programs' 60 s session timeout, generous for a loaded machine. */
+  const PROMPT_MS = timing(10_000);
+
+  beforeAll(async () => {
+    ensureFreshBuild();
+    mkdirSync(dir, { recursive: true });
+    for (const [name, source] of programs) writeFileSync(join(dir, `signalled-${name}.mjs`), source);
+    server = await TestingServer.start({ forceSync: false });
+  });
+  beforeEach(async () => {
+    proxy = await FaultProxy.start(server.connectString);
+  });
+  afterEach(async () => {
+    await clients.closeAll();
+    await proxy.close();
+  });
+  afterAll(async () => {
+    await server?.close();
+    for (const name of programs.keys()) rmSync(join(dir, `signalled-${name}.mjs`), { force: true });
+  });
+
+  const start = (name: string, connectString = server.connectString) => new Program(join(dir, `signalled-${name}.mjs`), connectString);
+
+  /** Exits 0 within PROMPT_MS, with nothing on stderr-like output that looks like a stack. */
+  async function endsCleanly(program: Program): Promise<void> {
+    expect(await program.exitCode(PROMPT_MS)).toBe(0);
+    expect(program.output).not.toMatch(/Error|\n\s+at /);
+  }
+
+  it.each([
+    ['lock', 'SIGINT'],
+    ['leader', 'SIGINT'],
+    ['queue', 'SIGTERM'],
+  ] as const)('the %s program, signalled (%s) while it connects, ends cleanly', async (name, signal) => {
+    // Connections are accepted and never answered: the program stays in blockUntilConnected.
+    proxy.blackhole();
+    const program = start(name, proxy.connectString);
+    await eventually('the program to open its connection', () => proxy.connectionCount > 0);
+    program.child.kill(signal);
+    await endsCleanly(program);
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('the lock program, signalled (%s) while it waits, leaves the line at once', async (signal) => {
+    const holderClient = await clients.connect({ connectString: server.connectString });
+    const holder = await new InterProcessMutex(holderClient, LOCK).acquire();
+    const program = start('lock');
+    await eventually('the program to queue', async () => (await childrenOf(holderClient, LOCK)).length === 2);
+    // The next waiter queues behind the program.
+    const nextClient = await clients.connect({ connectString: server.connectString });
+    const next = new InterProcessMutex(nextClient, LOCK).acquire({ timeoutMs: timing(120_000) });
+    await eventually('the next waiter to queue', async () => (await childrenOf(holderClient, LOCK)).length === 3);
+    program.child.kill(signal);
+    await endsCleanly(program);
+    const released = performance.now();
+    await holder.release();
+    const lease = await next;
+    expect(performance.now() - released).toBeLessThan(PROMPT_MS);
+    await lease.release();
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('the lock program, signalled (%s) while it holds, releases at once', async (signal) => {
+    const program = start('lock');
+    await program.waitFor(/^holding \/locks\/invoices/m);
+    const nextClient = await clients.connect({ connectString: server.connectString });
+    const next = new InterProcessMutex(nextClient, LOCK).acquire({ timeoutMs: timing(120_000) });
+    await eventually('the next waiter to queue', async () => (await childrenOf(nextClient, LOCK)).length === 2);
+    const signalled = performance.now();
+    program.child.kill(signal);
+    const lease = await next;
+    expect(performance.now() - signalled).toBeLessThan(PROMPT_MS);
+    await endsCleanly(program);
+    await lease.release();
+  });
+
+  it('the leader program, signalled while it stands by, leaves the election at once', async () => {
+    const leader = start('leader');
+    await leader.waitFor(/^leading: start the scheduled work$/m);
+    const standBy = start('leader');
+    const observer = await clients.connect({ connectString: server.connectString });
+    await eventually('the second candidate to join', async () => (await childrenOf(observer, '/services/reports/leader')).length === 2);
+    standBy.child.kill('SIGINT');
+    await endsCleanly(standBy);
+    expect(await childrenOf(observer, '/services/reports/leader')).toHaveLength(1);
+    leader.child.kill('SIGINT');
+    await endsCleanly(leader);
+    expect(await childrenOf(observer, '/services/reports/leader')).toEqual([]);
   });
 });

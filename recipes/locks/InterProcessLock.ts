@@ -2,11 +2,19 @@ import type { Lease } from './Lease';
 
 export interface AcquireOptions {
   /**
-   * Give up after this long with LockTimeoutError; undefined waits as long as it takes. Everything
-   * the acquire does counts, waits for a connection and retries included. Any size is honoured:
-   * Number.MAX_SAFE_INTEGER means, in effect, no limit.
+   * Give up waiting after this long with LockTimeoutError; undefined waits as long as it takes. It
+   * bounds waiting behind other holders and waiting for a connection. The attempt's own round trips
+   * on a live connection are bounded by `attemptTimeoutMs` instead, so any timeout, 0 included,
+   * wins a free lock, and the acquire ends within `timeoutMs + attemptTimeoutMs` whatever the
+   * network does. Any size is honoured: Number.MAX_SAFE_INTEGER means, in effect, no limit.
    */
   timeoutMs?: number;
+  /**
+   * How long the attempt's own round trips may run past `timeoutMs` on a live connection (default
+   * 1 s): a run of them (at the start, or after a wait) ends within this from its start. Offline,
+   * `timeoutMs` alone holds.
+   */
+  attemptTimeoutMs?: number;
   /** Abort the wait: acquire rejects with `signal.reason`, and the attempt's node is deleted. */
   signal?: AbortSignal;
   /**
@@ -19,8 +27,14 @@ export interface AcquireOptions {
 }
 
 export interface TryAcquireOptions {
-  /** Bounds the round trips of the try (default 1 s): when they take longer, the try resolves undefined. */
+  /**
+   * Bounds the round trips of the try (default 1 s), with `attemptTimeoutMs`: they may take the
+   * longer of the two, and when they take longer, the try resolves undefined. So any timeout, 0
+   * included, wins a free lock on a live connection.
+   */
   timeoutMs?: number;
+  /** As for `acquire` (default 1 s). */
+  attemptTimeoutMs?: number;
   signal?: AbortSignal;
   /** As for `acquire`. */
   reenter?: Lease;
@@ -56,6 +70,9 @@ export interface InterProcessLock {
 
 /** How long a try waits for its round trips by default. */
 export const DEFAULT_TRY_TIMEOUT_MS = 1_000;
+
+/** How long an attempt's own round trips may run past the caller's timeout on a live connection, by default. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 1_000;
 
 /** How long `release()` waits for the server to confirm the delete before leaving it to the background. */
 export const RELEASE_WAIT_MS = 1_000;

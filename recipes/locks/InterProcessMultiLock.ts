@@ -68,7 +68,8 @@ export class MultiLease implements Lease {
  * - **Deadlock-free only with one order.** Every process must name shared locks in the same order.
  * - **Re-entrant** exactly when every underlying lock is (InterProcessMutexes are, per async
  *   context; InterProcessSemaphoreMutexes are not).
- * - `timeoutMs` bounds the whole acquire, not each lock.
+ * - `timeoutMs` bounds the whole acquire's waiting, not each lock's; with the attempts' round trips,
+ *   the acquire ends within `timeoutMs + attemptTimeoutMs`.
  * - **SUSPENDED / LOST.** The lease's `signal` aborts when any underlying lease's signal does;
  *   timeouts, aborts and session loss while waiting behave as in the underlying locks.
  *
@@ -103,18 +104,18 @@ export class InterProcessMultiLock implements InterProcessLock {
    * and rejects with that failure.
    */
   async acquire(options?: AcquireOptions): Promise<MultiLease> {
-    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkAcquireOptions(options);
     if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
-    const deadline = Deadline.after(timeoutMs);
-    return (await this.takeAll((lock) => lock.acquire({ timeoutMs: remainingOf(deadline), signal }))) as MultiLease;
+    const limits = new Limits(timeoutMs, attemptTimeoutMs);
+    return (await this.takeAll((lock) => lock.acquire({ ...limits.next(), signal }))) as MultiLease;
   }
 
   /** Takes every lock only if none needs waiting: resolves undefined otherwise, holding nothing. */
   async tryAcquire(options?: TryAcquireOptions): Promise<MultiLease | undefined> {
-    const { timeoutMs, signal, reenter } = checkTryOptions(options);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkTryOptions(options);
     if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
-    const deadline = Deadline.after(timeoutMs);
-    return this.takeAll((lock) => lock.tryAcquire({ timeoutMs: remainingOf(deadline), signal }));
+    const limits = new Limits(timeoutMs, attemptTimeoutMs);
+    return this.takeAll((lock) => lock.tryAcquire({ ...limits.next(), signal }));
   }
 
   /**
@@ -124,12 +125,12 @@ export class InterProcessMultiLock implements InterProcessLock {
    */
   async runExclusive<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
     validateFunction(fn, 'fn');
-    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkAcquireOptions(options);
     if (reenter !== undefined) throw new InvalidArgumentError('reenter does not apply to a multi-lock: acquire its locks with their own leases');
-    const deadline = Deadline.after(timeoutMs);
+    const limits = new Limits(timeoutMs, attemptTimeoutMs);
     const nest = async (i: number, signals: AbortSignal[]): Promise<T> => {
       if (i === this.locks.length) return fn(linkedSignal(signals).signal);
-      return this.locks[i].runExclusive((s) => nest(i + 1, [...signals, s]), { timeoutMs: remainingOf(deadline), signal });
+      return this.locks[i].runExclusive((s) => nest(i + 1, [...signals, s]), { ...limits.next(), signal });
     };
     return nest(0, []);
   }
@@ -210,7 +211,27 @@ async function releaseInReverse(leases: readonly Lease[]): Promise<void> {
   if (failed) throw first;
 }
 
-/** Time left until `deadline`, for the next lock; undefined for none. */
-function remainingOf(deadline: Deadline): number | undefined {
-  return deadline.isFinite ? deadline.remainingMs : undefined;
+/**
+ * The limits of one call over several locks, shared out lock by lock: each gets what is left of the
+ * waiting time, and an attempt bound that ends by the call's own limit (`timeoutMs +
+ * attemptTimeoutMs` from its start), so the call as a whole keeps the bound one lock has.
+ */
+class Limits {
+  private readonly deadline: Deadline;
+  private readonly limit: Deadline;
+
+  constructor(
+    timeoutMs: number | undefined,
+    private readonly attemptTimeoutMs: number,
+  ) {
+    this.deadline = Deadline.after(timeoutMs);
+    this.limit = Deadline.after(timeoutMs === undefined ? undefined : timeoutMs + attemptTimeoutMs);
+  }
+
+  next(): { timeoutMs: number | undefined; attemptTimeoutMs: number } {
+    return {
+      timeoutMs: this.deadline.isFinite ? this.deadline.remainingMs : undefined,
+      attemptTimeoutMs: Math.min(this.attemptTimeoutMs, this.limit.remainingMs),
+    };
+  }
 }

@@ -71,9 +71,12 @@ export type AcquirePlan = { reenter: Holding } | { reenter?: undefined; node?: N
  *   Every other acquire is a new contender and waits its turn, whatever async context it runs in:
  *   two request handlers, two timers or two queue handlers of one process exclude each other as
  *   two processes do. (Curator's re-entrancy follows the thread; Node has no threads to follow.)
- * - **Time limits hold.** `acquire({ timeoutMs })` rejects with LockTimeoutError within its bound,
- *   waits for a connection and retries included; `tryAcquire()` resolves undefined at once when the
- *   client is not connected, and within its own bound (1 s by default) otherwise.
+ * - **Time limits hold.** `acquire({ timeoutMs })` waits behind holders and for a connection at most
+ *   `timeoutMs`, and rejects with LockTimeoutError within `timeoutMs + attemptTimeoutMs` (1 s by
+ *   default): the attempt's own round trips on a live connection have that bound of their own, so
+ *   any timeout, 0 included, wins a free lock (as Curator's acquire(0, unit) does). `tryAcquire()`
+ *   resolves undefined at once when the client is not connected, and within the longer of its
+ *   `timeoutMs` and `attemptTimeoutMs` (1 s each by default) otherwise.
  * - **SUSPENDED / LOST.** A lease's `signal` aborts with a LockLostError when the session is LOST,
  *   when the client closes, when the connection is SUSPENDED under the client's 'standard' error
  *   policy, or when our node is deleted or belongs to another session. A waiter whose session is
@@ -108,7 +111,8 @@ export class InterProcessMutex implements InterProcessLock {
   }
 
   /**
-   * Acquires the lock, waiting as long as `timeoutMs` allows. Resolves to a Lease; rejects with
+   * Acquires the lock, waiting as long as `timeoutMs` allows (the attempt's own round trips on a
+   * live connection have `attemptTimeoutMs` more). Resolves to a Lease; rejects with
    * LockTimeoutError when the time runs out, or with `signal.reason` on abort.
    */
   async acquire(options?: AcquireOptions): Promise<Lease> {
@@ -120,7 +124,7 @@ export class InterProcessMutex implements InterProcessLock {
     let failure: unknown;
     try {
       for (;;) {
-        const acquisition = await this.internals.attempt({ deadline, wait: true, signal: o.signal, data: this.data, node: plan.node });
+        const acquisition = await this.internals.attempt({ deadline, attemptTimeoutMs: o.attemptTimeoutMs, wait: true, signal: o.signal, data: this.data, node: plan.node });
         if (!acquisition) throw new LockTimeoutError(`could not acquire ${this.path} within ${o.timeoutMs} ms`, { path: this.path });
         const lease = this.holdIfTrusted(acquisition);
         if (lease) return lease;
@@ -139,14 +143,21 @@ export class InterProcessMutex implements InterProcessLock {
   /**
    * Acquires the lock only if that needs no waiting for another holder: resolves undefined
    * otherwise, at once when the client is not connected, and when the round trips take longer
-   * than `timeoutMs` (default 1 s).
+   * than both `timeoutMs` and `attemptTimeoutMs` (default 1 s each).
    */
   async tryAcquire(options?: TryAcquireOptions): Promise<Lease | undefined> {
     const o = checkTryOptions(options);
     const plan = this.plan(o.reenter);
     if (plan.reenter) return this.enter(plan.reenter);
     if (this.client.isStarted && !this.client.isConnected) return undefined;
-    const acquisition = await this.internals.attempt({ deadline: Deadline.after(o.timeoutMs), wait: false, signal: o.signal, data: this.data, node: plan.node });
+    const acquisition = await this.internals.attempt({
+      deadline: Deadline.after(o.timeoutMs),
+      attemptTimeoutMs: o.attemptTimeoutMs,
+      wait: false,
+      signal: o.signal,
+      data: this.data,
+      node: plan.node,
+    });
     return acquisition && this.holdIfTrusted(acquisition);
   }
 

@@ -48,17 +48,17 @@ export class InterProcessSemaphoreMutex implements InterProcessLock {
    * LockTimeoutError when the time runs out, or with `signal.reason` on abort.
    */
   async acquire(options?: AcquireOptions): Promise<Lease> {
-    const { timeoutMs, signal, reenter } = checkAcquireOptions(options);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkAcquireOptions(options);
     if (reenter !== undefined) throw new InvalidArgumentError('InterProcessSemaphoreMutex is not re-entrant: reenter does not apply', { path: this.path });
-    const [lease] = await this.semaphore.acquire({ timeoutMs, signal, qty: 1 });
+    const [lease] = await this.semaphore.acquire({ timeoutMs, attemptTimeoutMs, signal, qty: 1 });
     return this.hold(lease);
   }
 
   /** Acquires the lock only if that needs no waiting: resolves undefined otherwise. */
   async tryAcquire(options?: TryAcquireOptions): Promise<Lease | undefined> {
-    const { timeoutMs, signal, reenter } = checkTryOptions(options);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkTryOptions(options);
     if (reenter !== undefined) throw new InvalidArgumentError('InterProcessSemaphoreMutex is not re-entrant: reenter does not apply', { path: this.path });
-    const leases = await this.semaphore.tryAcquire({ qty: 1, timeoutMs, signal });
+    const leases = await this.semaphore.tryAcquire({ qty: 1, timeoutMs, attemptTimeoutMs, signal });
     return leases ? this.hold(leases[0]) : undefined;
   }
 

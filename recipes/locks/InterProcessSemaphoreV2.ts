@@ -10,10 +10,11 @@ import type { Stat } from '../../src/transport/Transport';
 import { deferred, raceAbort, sleep } from '../../src/util/async';
 import { subscribe } from '../../src/util/events';
 import { metrics, startClock, waitOutcome } from '../../src/metrics/channels';
-import { Deadline, DeadlineScope, withTimeLimit } from '../../src/util/deadline';
+import { Deadline, withTimeLimit } from '../../src/util/deadline';
 import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
 import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
+import { AttemptScope } from './AttemptScope';
 import { LockTimeoutError } from './errors';
 import { RELEASE_WAIT_MS, type AcquireOptions } from './InterProcessLock';
 import { InterProcessMutex, holdingOf } from './InterProcessMutex';
@@ -133,19 +134,21 @@ export class InterProcessSemaphoreV2 {
   }
 
   /**
-   * Acquires `qty` leases (default 1), waiting as long as `timeoutMs` allows (waits for a
-   * connection and retries included). Resolves to the leases; rejects with LockTimeoutError when
+   * Acquires `qty` leases (default 1), waiting as long as `timeoutMs` allows (behind other
+   * acquirers and holders, and for a connection); the attempt's own round trips on a live
+   * connection have `attemptTimeoutMs` (default 1 s) more, so any timeout, 0 included, takes free
+   * leases. Resolves to the leases; rejects with LockTimeoutError when
    * the time runs out, or with `signal.reason` on abort, with none of the call's nodes left behind.
    */
   async acquire(options: SemaphoreAcquireOptions = {}): Promise<Lease[]> {
     const o = validateOptions(options, 'options');
     const qty = validatePositiveInt(o.qty ?? 1, 'qty');
-    const { timeoutMs, signal, reenter } = checkAcquireOptions(o);
+    const { timeoutMs, attemptTimeoutMs, signal, reenter } = checkAcquireOptions(o);
     if (reenter !== undefined) throw new InvalidArgumentError('a semaphore is not re-entrant: reenter does not apply', { path: this.path });
     const waitStart = startClock(metrics.lockWait);
     let failure: unknown;
     try {
-      const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), true, signal);
+      const leases = await this.acquireLoop(qty, Deadline.after(timeoutMs), attemptTimeoutMs, true, signal);
       if (leases) return leases;
       throw new LockTimeoutError(`could not acquire ${qty} lease(s) of ${this.path} within ${timeoutMs} ms`, { path: this.path });
     } catch (err) {
@@ -162,14 +165,14 @@ export class InterProcessSemaphoreV2 {
   /**
    * Acquires `qty` leases (default 1) only if that needs no waiting for other holders: resolves
    * undefined otherwise, at once when the client is not connected, and when the round trips take
-   * longer than `timeoutMs` (default 1 s).
+   * longer than both `timeoutMs` and `attemptTimeoutMs` (default 1 s each).
    */
-  async tryAcquire(options: { qty?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Lease[] | undefined> {
+  async tryAcquire(options: { qty?: number; timeoutMs?: number; attemptTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<Lease[] | undefined> {
     const o = validateOptions(options, 'options');
     const qty = validatePositiveInt(o.qty ?? 1, 'qty');
-    const { timeoutMs, signal } = checkTryOptions(o);
+    const { timeoutMs, attemptTimeoutMs, signal } = checkTryOptions(o);
     if (this.client.isStarted && !this.client.isConnected) return undefined;
-    return this.acquireLoop(qty, Deadline.after(timeoutMs), false, signal);
+    return this.acquireLoop(qty, Deadline.after(timeoutMs), attemptTimeoutMs, false, signal);
   }
 
   /** Returns a lease (Curator's returnLease): the same as `lease.release()`. */
@@ -201,8 +204,8 @@ export class InterProcessSemaphoreV2 {
     return [...leases, ...others].map((c) => joinPath(this.leasesPath, c));
   }
 
-  private async acquireLoop(qty: number, deadline: Deadline, wait: boolean, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
-    const scope = new DeadlineScope(deadline, signal);
+  private async acquireLoop(qty: number, deadline: Deadline, attemptTimeoutMs: number, wait: boolean, signal: AbortSignal | undefined): Promise<Lease[] | undefined> {
+    const scope = new AttemptScope(this.client, deadline, attemptTimeoutMs, signal);
     const startedAt = Date.now();
     try {
       for (let retries = 0; ; retries++) {
@@ -214,7 +217,7 @@ export class InterProcessSemaphoreV2 {
         const delayMs = this.client.options.retryPolicy.allowRetry(retries, Date.now() - startedAt, lost);
         if (delayMs === false) throw lost;
         log('%s: lease node vanished (session %s); trying again in %d ms', this.path, this.client.session ?? '-', delayMs);
-        await sleep(delayMs, scope.signal);
+        await scope.waiting(() => sleep(delayMs, scope.signal));
       }
     } catch (err) {
       if (scope.isTimeout(err)) return undefined;
@@ -225,11 +228,12 @@ export class InterProcessSemaphoreV2 {
   }
 
   /** One go: take the internal mutex, then `qty` slots; on every way out but success, undo it all. */
-  private async attempt(qty: number, wait: boolean, scope: DeadlineScope): Promise<Attempt> {
-    const timeoutMs = scope.deadline.isFinite ? scope.deadline.remainingMs : undefined;
+  private async attempt(qty: number, wait: boolean, scope: AttemptScope): Promise<Attempt> {
+    const limits = { timeoutMs: scope.deadline.isFinite ? scope.deadline.remainingMs : undefined, attemptTimeoutMs: scope.attemptRemainingMs, signal: scope.signal };
     let lock: Lease | undefined;
     try {
-      lock = wait ? await this.mutex.acquire({ timeoutMs, signal: scope.signal }) : await this.mutex.tryAcquire({ timeoutMs, signal: scope.signal });
+      // The mutex keeps its own limits, the same as ours: our deadline leaves its claim alone.
+      lock = await scope.within(() => (wait ? this.mutex.acquire(limits) : this.mutex.tryAcquire(limits)));
     } catch (err) {
       if (err instanceof LockTimeoutError) return 'timeout';
       throw err;
@@ -273,7 +277,7 @@ export class InterProcessSemaphoreV2 {
   }
 
   /** Creates a lease node (recorded in `nodes` at once) and waits, in the session of our nodes, until it holds a slot. */
-  private async takeSlot(nodes: string[], session: { value?: Session }, wait: boolean, scope: DeadlineScope): Promise<Slot> {
+  private async takeSlot(nodes: string[], session: { value?: Session }, wait: boolean, scope: AttemptScope): Promise<Slot> {
     const created = await this.client.createAndListParent(joinPath(this.leasesPath, SEMAPHORE_LEASE_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
       protected: true,
@@ -303,7 +307,7 @@ export class InterProcessSemaphoreV2 {
         }
         if (!children.includes(ours) || children.length <= this.maxLeases) continue;
         log('%s: %s waits for a slot (%d nodes, max %d)', this.path, ours, children.length, this.maxLeases);
-        await raceAbort(woke.promise, scope.signal);
+        await scope.waiting(() => raceAbort(woke.promise, scope.signal));
         // Woken: go round and list again, with a new watch.
       } finally {
         stopCount?.();

@@ -6,9 +6,10 @@ import { InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath, nodeName } from '../../src/paths';
 import { isRetryableError, isSessionEndedError } from '../../src/retry';
 import { deferred, raceAbort } from '../../src/util/async';
-import { DeadlineScope, type Deadline } from '../../src/util/deadline';
+import type { Deadline } from '../../src/util/deadline';
 import type { Stat } from '../../src/transport/Transport';
 import { NodeWatch } from '../../src/watch';
+import { AttemptScope } from './AttemptScope';
 import { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
@@ -87,8 +88,13 @@ export interface NodeToCreate {
 }
 
 export interface AttemptOptions {
-  /** Everything the attempt does, the I/O included, ends by this deadline. */
+  /**
+   * Waiting (behind holders, for a connection) ends by this deadline; the attempt's own round trips
+   * on a live connection may run past it, within `attemptTimeoutMs` (see AttemptScope).
+   */
   deadline: Deadline;
+  /** How long a run of round trips may go past the deadline on a live connection; default 0: none. */
+  attemptTimeoutMs?: number;
   /** Whether to wait for the holders ahead of us; false: a try, which resolves undefined at once when the lock is taken. */
   wait: boolean;
   signal?: AbortSignal;
@@ -132,8 +138,9 @@ function toCreated(c: CreatedAndListed): Created {
  * protected EPHEMERAL_SEQUENTIAL node under `basePath`; the driver decides who holds and what each
  * waiter watches (with getData, never exists). A waiter wakes only when the node it waits for goes.
  *
- * Time limits hold: every request of an attempt carries a signal that aborts at the deadline, so
- * an attempt ends by its deadline whatever the network does, waits for a connection included.
+ * Time limits hold: every request of an attempt carries a signal that aborts at the deadline, or,
+ * for the attempt's own round trips on a live connection, within `attemptTimeoutMs` past it. So an
+ * attempt ends by then whatever the network does, waits for a connection included.
  */
 export class LockInternals {
   constructor(
@@ -151,7 +158,7 @@ export class LockInternals {
    */
   async attempt(options: AttemptOptions): Promise<Acquisition | undefined> {
     const node = this.nodeToCreate(options.node);
-    const scope = new DeadlineScope(options.deadline, options.signal);
+    const scope = new AttemptScope(this.client, options.deadline, options.attemptTimeoutMs ?? 0, options.signal);
     try {
       for (;;) {
         const created = await this.untilDeadline(scope, () =>
@@ -206,14 +213,14 @@ export class LockInternals {
    * Runs `op`; with a finite deadline, a connection problem the client's retry policy gave up on is
    * tried again once connected, until the deadline (which aborts the scope's signal).
    */
-  private async untilDeadline<T>(scope: DeadlineScope, op: () => Promise<T>): Promise<T> {
+  private async untilDeadline<T>(scope: AttemptScope, op: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
         return await op();
       } catch (err) {
         if (!scope.deadline.isFinite || !isRetryableError(err) || isSessionEndedError(err)) throw err;
         log('%s: %s; trying again once connected, until the deadline', this.basePath, (err as Error).message);
-        await this.client.blockUntilConnected({ signal: scope.signal });
+        await scope.waiting(() => this.client.blockUntilConnected({ signal: scope.signal }));
       }
     }
   }
@@ -239,7 +246,7 @@ export class LockInternals {
    * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
    */
-  private async waitForLock(created: Created, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
+  private async waitForLock(created: Created, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
     try {
       return await this.waitInSession(created, wait, scope);
     } catch (err) {
@@ -248,7 +255,7 @@ export class LockInternals {
     }
   }
 
-  private async waitInSession(created: Created, wait: boolean, scope: DeadlineScope): Promise<WaitOutcome> {
+  private async waitInSession(created: Created, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
     const { path: ours, session } = created;
     const ourName = nodeName(ours);
     const { tokenFromOwnNode } = this.driver;
@@ -321,7 +328,8 @@ export class LockInternals {
           ownStat ??= this.client.exists(ours, { session, signal: scope.signal });
           ownStat.catch(() => undefined);
         }
-        const gone = await this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope, own));
+        // Waiting behind a holder, the watch's reads included: past the deadline it ends at once.
+        const gone = await scope.waiting(() => this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope, own)));
         ownCzxid ??= own?.watch.value?.stat.czxid ?? (ownStat ? await settledCzxid(ownStat) : undefined);
         if (gone === 'vanished') return 'vanished';
         if (gone === 'missing') {
@@ -347,7 +355,7 @@ export class LockInternals {
    * SessionLostError when our session ends, and with the scope's reason at the deadline (the
    * watch is then removed).
    */
-  private async waitForDeletion(node: string, session: Session, scope: DeadlineScope, own: OwnNode | undefined): Promise<'deleted' | 'missing' | 'vanished'> {
+  private async waitForDeletion(node: string, session: Session, scope: AttemptScope, own: OwnNode | undefined): Promise<'deleted' | 'missing' | 'vanished'> {
     const gone = deferred<'deleted' | 'vanished'>();
     const ended = deferred<never>();
     const watch = new NodeWatch(
@@ -396,7 +404,7 @@ export class LockInternals {
     return this.driver.decide(rest, ourName).holds ? rest : undefined;
   }
 
-  private async list(session: Session, scope: DeadlineScope): Promise<Listing> {
+  private async list(session: Session, scope: AttemptScope): Promise<Listing> {
     try {
       const { children, stat } = await this.untilDeadline(scope, () => this.client.getChildrenWithStat(this.basePath, { session, signal: scope.signal }));
       return { children, pzxid: stat.pzxid };

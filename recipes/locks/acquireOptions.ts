@@ -1,11 +1,12 @@
 import { InvalidArgumentError } from '../../src/errors';
 import { describeValue, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import { DEFAULT_TRY_TIMEOUT_MS, type AcquireOptions, type TryAcquireOptions } from './InterProcessLock';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_TRY_TIMEOUT_MS, type AcquireOptions, type TryAcquireOptions } from './InterProcessLock';
 import { SimpleLease, type Lease } from './Lease';
 
 /** Checked acquire options. */
 export interface CheckedAcquire {
   readonly timeoutMs: number | undefined;
+  readonly attemptTimeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly reenter: Lease | undefined;
 }
@@ -15,7 +16,12 @@ export function checkAcquireOptions(options: AcquireOptions | undefined): Checke
   const o = validateOptions(options, 'options');
   const reenter = o.reenter;
   if (reenter !== undefined && !(reenter instanceof SimpleLease)) throw new InvalidArgumentError(`reenter must be a lease of this lock, got ${describeValue(reenter)}`);
-  return { timeoutMs: validateTimeout(o.timeoutMs, 'timeoutMs'), signal: validateSignal(o.signal), reenter };
+  return {
+    timeoutMs: validateTimeout(o.timeoutMs, 'timeoutMs'),
+    attemptTimeoutMs: validateTimeout(o.attemptTimeoutMs, 'attemptTimeoutMs') ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
+    signal: validateSignal(o.signal),
+    reenter,
+  };
 }
 
 /** Checks tryAcquire options before any I/O; the timeout defaults to DEFAULT_TRY_TIMEOUT_MS. */
