@@ -29,7 +29,7 @@ export class AttemptScope {
   private inner = 0;
   /** When the current run of round trips began. */
   private roundTripsSince = now();
-  private cancelTimer: () => void;
+  private cancelTimer: () => void = () => {};
   private stopStates: (() => void) | undefined;
   private readonly onOuterAbort: () => void;
 
@@ -44,8 +44,12 @@ export class AttemptScope {
     // Every request of the call listens to it.
     setMaxListeners(Infinity, this.signal);
     this.onOuterAbort = () => this.end(abortReason(outer as AbortSignal));
-    if (outer?.aborted) this.onOuterAbort();
-    else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
+    // A signal aborted already ends the scope before it arms any timer.
+    if (outer?.aborted) {
+      this.onOuterAbort();
+      return;
+    }
+    outer?.addEventListener('abort', this.onOuterAbort, { once: true });
     this.cancelTimer = startTimer(deadline.remainingMs, () => this.atDeadline());
   }
 
