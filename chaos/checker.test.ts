@@ -116,8 +116,10 @@ describe('checker', () => {
   });
 
   it('finds an acquire that outlived its timeout, unless its worker was frozen', () => {
-    const slow: HistoryEvent = { type: 'acquire', at: 0, worker: 0, kind: 'mutex', lock: '/chaos/mutex', call: 'a', askedMs: 2_000, outcome: 'timeout', endAt: 3_500 };
+    // The limit is the timeout plus the attempt's own bound (1 s by default), plus the slack (1 s).
+    const slow: HistoryEvent = { type: 'acquire', at: 0, worker: 0, kind: 'mutex', lock: '/chaos/mutex', call: 'a', askedMs: 2_000, outcome: 'timeout', endAt: 4_500 };
     expect(kinds([slow])).toEqual(['time-limit']);
+    expect(kinds([{ ...slow, endAt: 3_900 }])).not.toContain('time-limit');
     expect(kinds([slow, ...fault(1, 'pause-worker', 0, 100, 3_000)])).not.toContain('time-limit');
   });
 
