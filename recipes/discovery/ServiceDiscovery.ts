@@ -4,12 +4,16 @@ import type { ZkClient } from '../../src/client/ZkClient';
 import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
+import { Deadline, waitFor } from '../../src/util/deadline';
 import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 import { PersistentNode, type PersistentNodeWaitOptions } from '../nodes/PersistentNode';
 import { JsonInstanceSerializer } from './JsonInstanceSerializer';
 import { validateNodeName, type ServiceInstance, type ServicePayload } from './ServiceInstance';
 
 const log = debug('zk-recipes:discovery');
+
+/** How long unregistering a persistent instance waits for the server to confirm the delete before leaving it to the background. */
+const DELETE_WAIT_MS = 1_000;
 
 /** Options of a ServiceDiscovery. */
 export interface ServiceDiscoveryOptions {
@@ -54,8 +58,9 @@ const isDynamic = (i: ServiceInstance<unknown>) => i.serviceType === 'DYNAMIC' |
  * - **LOST.** Our DYNAMIC nodes go with the session; in the client's next session each is created
  *   again under the same path with its latest data (once the old session's node is gone), as
  *   Curator re-registers on RECONNECTED. Persistent instances are untouched.
- * - `unregisterService` and `close()` delete our nodes, whatever their type (as Curator's do); a
- *   delete that cannot reach the server is retried in the background (guaranteed delete).
+ * - `unregisterService` and `close()` delete our nodes, whatever their type (as Curator's do). They
+ *   resolve once the server confirms the deletes, or within about a second with them left to the
+ *   background (guaranteed deletes, retried while disconnected).
  * - Queries read the server each time (no cache): `queryForNames`, `queryForInstances`,
  *   `queryForInstance`.
  *
@@ -250,8 +255,14 @@ export class ServiceDiscovery implements AsyncDisposable {
       await registration.node.close();
       return;
     }
-    if (registration.path === undefined) return;
-    await this.client.delete(registration.path, { guaranteed: true, quietly: true });
+    const path = registration.path;
+    if (path === undefined) return;
+    const deleting = this.client.delete(path, { guaranteed: true, quietly: true }).catch((err: unknown) => {
+      log('%s: deleting %s failed, left to the background: %s', this.basePath, path, String(err));
+    });
+    // As PersistentNode's close: connected, wait for the delete a bounded while; disconnected,
+    // the guaranteed delete goes on in the background and the caller is not held up.
+    if (this.client.isConnected) await waitFor(deleting, { deadline: Deadline.after(DELETE_WAIT_MS) });
   }
 
   private async children(path: string, signal: AbortSignal | undefined): Promise<string[]> {

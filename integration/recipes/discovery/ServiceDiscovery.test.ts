@@ -112,6 +112,27 @@ describe('ServiceDiscovery', () => {
     await expect(d.registerService(createServiceInstance({ name: 'api' }))).rejects.toThrow(IllegalStateError);
   });
 
+  it('close() while disconnected returns in time and its deletes finish once connected again', async () => {
+    const client = await clients.connect({ connectString: server.connectString });
+    const d = await discovery(client);
+    await d.registerService(createServiceInstance({ name: 'api', id: 'static', serviceType: 'STATIC' }));
+    await d.registerService(createServiceInstance({ name: 'api', id: 'dynamic' }));
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    await server.stop();
+    try {
+      await states.waitFor('SUSPENDED', mark);
+      const started = Date.now();
+      await d.close();
+      // Bounded by about a second; the margin is for a loaded machine, far below a hang.
+      expect(Date.now() - started).toBeLessThan(timing(5_000));
+    } finally {
+      await server.start();
+    }
+    const watcher = await clients.connect({ connectString: server.connectString });
+    await eventually('the instances deleted once connected again', async () => (await watcher.getChildren(`${base}/api`)).length === 0 || undefined);
+  });
+
   it('a registration that times out leaves no node behind', async () => {
     const client = await clients.connect({ connectString: server.connectString });
     const d = await discovery(client);
