@@ -1,10 +1,10 @@
 import debug from 'debug';
 import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
+import { IllegalStateError, InvalidArgumentError, TimeoutError, isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
 import { abortReason } from '../../src/util/async';
-import { Deadline, waitFor } from '../../src/util/deadline';
+import { Deadline, DeadlineScope, waitFor } from '../../src/util/deadline';
 import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 import { PersistentNode, type PersistentNodeWaitOptions } from '../nodes/PersistentNode';
 import { JsonInstanceSerializer } from './JsonInstanceSerializer';
@@ -25,7 +25,7 @@ export interface ServiceDiscoveryOptions {
 
 /** Options of the calls of a ServiceDiscovery that wait for the server. */
 export interface ServiceDiscoveryWaitOptions {
-  /** Reject with a TimeoutError subclass after this long (registering: and leave nothing behind). */
+  /** Reject with a TimeoutError (registering a DYNAMIC instance: PersistentNodeTimeoutError) after this long; a registration leaves nothing behind. */
   timeoutMs?: number;
   /** Abort the wait: it rejects with `signal.reason`. */
   signal?: AbortSignal;
@@ -163,7 +163,7 @@ export class ServiceDiscovery implements AsyncDisposable {
       await registration.node.setData(data, o);
     } else {
       const path = registration.path ?? this.pathForInstance(instance.name, instance.id);
-      await this.client.setData(path, data, { signal: o.signal });
+      await this.timed(o, `updating ${path}`, (signal) => this.client.setData(path, data, { signal }));
     }
   }
 
@@ -181,7 +181,7 @@ export class ServiceDiscovery implements AsyncDisposable {
   /** The names of the services registered under the base path; [] when there is none. */
   async queryForNames(options?: ServiceDiscoveryWaitOptions): Promise<string[]> {
     const o = this.checkWait(options);
-    return await this.children(this.basePath, o.signal);
+    return await this.timed(o, 'listing the services', (signal) => this.children(this.basePath, signal));
   }
 
   /**
@@ -193,9 +193,11 @@ export class ServiceDiscovery implements AsyncDisposable {
   async queryForInstances(name: string, options?: ServiceDiscoveryWaitOptions): Promise<ServiceInstance<ServicePayload>[]> {
     const servicePath = joinPath(this.basePath, validateNodeName(name, 'name'));
     const o = this.checkWait(options);
-    const ids = await this.children(servicePath, o.signal);
-    const found = await Promise.all(ids.map((id) => this.read(joinPath(servicePath, id), o.signal)));
-    return found.filter((i): i is ServiceInstance<ServicePayload> => i !== null);
+    return await this.timed(o, `reading the instances of ${servicePath}`, async (signal) => {
+      const ids = await this.children(servicePath, signal);
+      const found = await Promise.all(ids.map((id) => this.read(joinPath(servicePath, id), signal)));
+      return found.filter((i): i is ServiceInstance<ServicePayload> => i !== null);
+    });
   }
 
   /**
@@ -207,7 +209,7 @@ export class ServiceDiscovery implements AsyncDisposable {
   async queryForInstance(name: string, id: string, options?: ServiceDiscoveryWaitOptions): Promise<ServiceInstance<ServicePayload> | null> {
     const path = this.pathForInstance(name, id);
     const o = this.checkWait(options);
-    return await this.read(path, o.signal);
+    return await this.timed(o, `reading ${path}`, (signal) => this.read(path, signal));
   }
 
   /** Unregisters every instance registered here and stops. Idempotent. */
@@ -239,14 +241,26 @@ export class ServiceDiscovery implements AsyncDisposable {
 
   /** Creates a STATIC or PERMANENT instance's node; one already there is replaced, as Curator replaces it. */
   private async createPersistent(path: string, data: Buffer, o: PersistentNodeWaitOptions): Promise<string> {
-    const signal = o.timeoutMs === undefined ? o.signal : o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs)]) : AbortSignal.timeout(o.timeoutMs);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.client.create(path, { data, mode: 'PERSISTENT', createParents: 'container', signal });
-      } catch (err) {
-        if (!isZkError(err, 'NODEEXISTS') || attempt >= 2) throw err;
-        await this.client.delete(path, { quietly: true, signal });
+    return await this.timed(o, `registering ${path}`, async (signal) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.client.create(path, { data, mode: 'PERSISTENT', createParents: 'container', signal });
+        } catch (err) {
+          if (!isZkError(err, 'NODEEXISTS') || attempt >= 2) throw err;
+          await this.client.delete(path, { quietly: true, signal });
+        }
       }
+    });
+  }
+
+  /** Runs `work` with a signal that aborts with the caller's reason, or with a TimeoutError once `timeoutMs` has passed. */
+  private async timed<T>(o: PersistentNodeWaitOptions, what: string, work: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    if (o.timeoutMs === undefined) return await work(o.signal);
+    const scope = new DeadlineScope(Deadline.after(o.timeoutMs), o.signal, new TimeoutError(`${what} did not finish within ${o.timeoutMs} ms`, { path: this.basePath }));
+    try {
+      return await work(scope.signal);
+    } finally {
+      scope.dispose();
     }
   }
 

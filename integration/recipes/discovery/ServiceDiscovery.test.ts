@@ -143,11 +143,20 @@ describe('ServiceDiscovery', () => {
       await expect(d.registerService(createServiceInstance({ name: 'api', id: 'late' }), { timeoutMs: timing(500) })).rejects.toMatchObject({ code: 'PERSISTENT_NODE_TIMEOUT' });
       // The wait is bounded by its timeout (a margin for a loaded machine, far below a hang).
       expect(Date.now() - started).toBeLessThan(timing(500) + timing(5_000));
+      for (const [what, call] of [
+        ['a STATIC registration', () => d.registerService(createServiceInstance({ name: 'api', id: 'late-static', serviceType: 'STATIC' }), { timeoutMs: timing(500) })],
+        ['a query', () => d.queryForInstances('api', { timeoutMs: timing(500) })],
+      ] as const) {
+        const t0 = Date.now();
+        await expect(call()).rejects.toMatchObject({ name: 'TimeoutError', code: 'TIMEOUT' });
+        expect({ what, ms: Date.now() - t0 < timing(500) + timing(5_000) }).toEqual({ what, ms: true });
+      }
     } finally {
       await server.start();
     }
     const watcher = await clients.connect({ connectString: server.connectString });
     expect(await d.queryForInstances('api')).toEqual([]);
     expect(await watcher.exists(`${base}/api/late`)).toBeNull();
+    expect(await watcher.exists(`${base}/api/late-static`)).toBeNull();
   });
 });
