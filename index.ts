@@ -88,3 +88,4 @@ export * from './recipes/cache';
 export * from './recipes/nodes';
 export * from './recipes/barriers';
 export * from './recipes/atomic';
+export * from './recipes/discovery';

@@ -7,3 +7,4 @@ export * from './atomic';
 export * from './barriers';
 export * from './nodes';
 export * from './cache';
+export * from './discovery';

@@ -11,8 +11,9 @@ if [ -z "${ZOOKEEPER_HOME:-}" ] && [ -z "${ZOOKEEPER_CLASSPATH:-}" ] && [ ! -f /
 fi
 command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
 command -v bash >/dev/null 2>&1 || packages+=(bash)
-# Peers for interop tests and benchmarks: Curator's jars and kazoo.
+# Peers for interop tests and benchmarks: Curator's jars (recipes and service discovery) and kazoo.
 [ -f /usr/share/java/curator-recipes.jar ] || packages+=(libcurator-recipes-java libcurator-framework-java libcurator-client-java)
+[ -f /usr/share/java/curator-x-discovery.jar ] || packages+=(libcurator-discovery-java)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || packages+=(python3-kazoo)
 command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)
 # The benchmark's outside reference: a Redis lock.

@@ -108,8 +108,8 @@ describe("the README's first programs", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('are a lock, a leader and a queue, each about 20 lines', () => {
-    expect([...programs.keys()]).toEqual(['lock', 'leader', 'queue']);
+  it('are a lock, a leader, a queue and a service registry, each about 20 lines', () => {
+    expect([...programs.keys()]).toEqual(['lock', 'leader', 'queue', 'discovery']);
     for (const source of programs.values()) expect(source.trim().split('\n').length).toBeLessThanOrEqual(30);
   });
 
@@ -136,6 +136,14 @@ describe("the README's first programs", () => {
     expect(await program.exitCode()).toBe(0);
     const observer = await clients.connect({ connectString: server.connectString });
     expect(await childrenOf(observer, '/queues/emails')).toEqual([]);
+  });
+
+  it('the service registers, finds itself with its address and payload, and on exit is unregistered', async () => {
+    const program = new Program(join(dir, 'discovery.mjs'), server.connectString);
+    expect(await program.exitCode()).toBe(0);
+    expect(program.output).toMatch(/^found [0-9a-f-]{36} at http:\/\/[^ ]*:8080, version 1\.4\.2$/m);
+    const observer = await clients.connect({ connectString: server.connectString });
+    expect(await childrenOf(observer, '/services/reports')).toEqual([]);
   });
 
   it('a wrong host makes the lock program fail within its time limit, saying why', async () => {

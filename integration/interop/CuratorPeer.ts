@@ -18,8 +18,8 @@ const MAIN_CLASS_FILE = join('zkrecipes', 'interop', 'CuratorPeer.class');
 
 const DEBIAN_JARS = '/usr/share/java';
 const CURATOR_HINT =
-  'Install Curator with `apt-get update && apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java` ' +
-  '(Debian), or set CURATOR_CLASSPATH to Curator 5.x, ZooKeeper, Guava and slf4j jars.';
+  'Install Curator with `apt-get update && apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java` ' +
+  '(Debian), or set CURATOR_CLASSPATH to Curator 5.x (with curator-x-discovery), Jackson, ZooKeeper, Guava and slf4j jars.';
 
 /** Where the Curator peer's Java tools and jars are. */
 export interface CuratorInstallation {
@@ -29,7 +29,7 @@ export interface CuratorInstallation {
   readonly javac: string;
   /** `javac -version`, part of the compile cache key. */
   readonly javacVersion: string;
-  /** Curator, ZooKeeper (client), Guava, slf4j and a logging binding. */
+  /** Curator (with curator-x-discovery and its Jackson), ZooKeeper (client), Guava, slf4j and a logging binding. */
   readonly classpath: string;
   /** 'CURATOR_CLASSPATH' or 'debian'. */
   readonly source: string;
@@ -66,7 +66,20 @@ export function locateCurator(): CuratorInstallation {
     // What Curator 5.4 loads at run time for the peer's recipes (checked with -Xlog:class+load):
     // its three jars, the ZooKeeper client (zookeeper + jute), Guava (Debian's guava.jar bundles
     // failureaccess) and slf4j. The jars' manifests also name Jackson, Netty, Jetty…, none loaded.
-    const required = ['curator-recipes', 'curator-framework', 'curator-client', 'zookeeper', 'zookeeper-jute', 'guava', 'slf4j-api'];
+    // The discovery commands add curator-x-discovery and the Jackson it serializes instances with.
+    const required = [
+      'curator-recipes',
+      'curator-framework',
+      'curator-client',
+      'curator-x-discovery',
+      'jackson-databind',
+      'jackson-core',
+      'jackson-annotations',
+      'zookeeper',
+      'zookeeper-jute',
+      'guava',
+      'slf4j-api',
+    ];
     const missing = required.filter((j) => !existsSync(join(DEBIAN_JARS, `${j}.jar`)));
     if (missing.length > 0) {
       throw new HarnessSetupError(`Curator's jars are missing from ${DEBIAN_JARS}: ${missing.map((j) => `${j}.jar`).join(', ')}. ${CURATOR_HINT}`);
@@ -249,6 +262,15 @@ process.once('exit', () => {
  *   queue), `queue.close`. Event `item {value, atEpochMs}` per consumed item.
  * - `squeue.new {path}`, `squeue.offer {value}` → `{offered}`, `squeue.take {timeoutMs?}` →
  *   `{value}` (null on timeout).
+ * - `discovery.new {basePath}` (a started ServiceDiscovery whose payload is the peer's
+ *   `zkrecipes.interop.CuratorPeer$ServiceDetails {description, weight}`), `discovery.register`,
+ *   `discovery.update`, `discovery.unregister` and `discovery.serialize {compatible?}` → `{json}`
+ *   (Curator's bytes, as text), all taking an instance as `{service, instanceId, address?, port?, sslPort?,
+ *   uriSpec?, serviceType?, registrationTimeUTC?, description?, weight?, enabled?}` (a payload when
+ *   `description` is given); `discovery.queryForNames` → `{names}`, `discovery.queryForInstances
+ *   {service}` → `{ids}`, `discovery.queryForInstance {service, instanceId}` → `{found, instanceId, address, port,
+ *   sslPort, serviceType, enabled, registrationTimeUTC, uri, description, weight, json}` (json: the
+ *   instance as Curator writes it back). Close with `forget`.
  * - `bench.mutexLoop {path, iterations, warmup?}` → `{count, p50Us, p90Us, p99Us, maxUs, totalMs}`.
  *
  * Events at any time: `ready {sessionId}`, `state {state}` (Curator's connection states),

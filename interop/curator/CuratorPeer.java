@@ -59,6 +59,13 @@ import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.ServiceInstanceBuilder;
+import org.apache.curator.x.discovery.ServiceType;
+import org.apache.curator.x.discovery.UriSpec;
+import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
 import org.apache.zookeeper.CreateMode;
 
 /**
@@ -575,6 +582,50 @@ public final class CuratorPeer {
                 get(a, GroupMember.class).setThisData(str(a, "payload").getBytes(StandardCharsets.UTF_8));
                 return;
 
+            // ---- curator-x-discovery with ServiceDetails payloads; `service` is the service's name (`name` names the object)
+            case "discovery.new": {
+                ServiceDiscovery<ServiceDetails> discovery = ServiceDiscoveryBuilder.builder(ServiceDetails.class).client(client)
+                        .basePath(str(a, "basePath")).serializer(new JsonInstanceSerializer<>(ServiceDetails.class)).build();
+                discovery.start();
+                define(a, discovery);
+                return;
+            }
+            case "discovery.register":
+                discovery(a).registerService(serviceInstance(a));
+                return;
+            case "discovery.update":
+                discovery(a).updateService(serviceInstance(a));
+                return;
+            case "discovery.unregister":
+                discovery(a).unregisterService(serviceInstance(a));
+                return;
+            case "discovery.serialize":
+                reply.with("json", new String(new JsonInstanceSerializer<>(ServiceDetails.class, bool(a, "compatible", true)).serialize(serviceInstance(a)), StandardCharsets.UTF_8));
+                return;
+            case "discovery.queryForNames":
+                reply.with("names", new ArrayList<>(new java.util.TreeSet<>(discovery(a).queryForNames())));
+                return;
+            case "discovery.queryForInstances": {
+                List<String> ids = new ArrayList<>();
+                for (ServiceInstance<ServiceDetails> i : discovery(a).queryForInstances(str(a, "service"))) ids.add(i.getId());
+                java.util.Collections.sort(ids);
+                reply.with("ids", ids);
+                return;
+            }
+            case "discovery.queryForInstance": {
+                ServiceInstance<ServiceDetails> i = discovery(a).queryForInstance(str(a, "service"), str(a, "instanceId"));
+                reply.with("found", i != null);
+                if (i == null) return;
+                reply.with("instanceId", i.getId()).with("address", i.getAddress()).with("port", i.getPort()).with("sslPort", i.getSslPort())
+                        .with("serviceType", i.getServiceType().name()).with("enabled", i.isEnabled())
+                        .with("registrationTimeUTC", i.getRegistrationTimeUTC())
+                        .with("uri", i.getUriSpec() == null ? null : i.buildUriSpec())
+                        .with("description", i.getPayload() == null ? null : i.getPayload().description)
+                        .with("weight", i.getPayload() == null ? null : i.getPayload().weight)
+                        .with("json", new String(new JsonInstanceSerializer<>(ServiceDetails.class).serialize(i), StandardCharsets.UTF_8));
+                return;
+            }
+
             // ---- benchmark
             case "bench.mutexLoop":
                 benchMutexLoop(str(a, "path"), (int) num(a, "iterations", 1000), (int) num(a, "warmup", 0), reply);
@@ -624,6 +675,36 @@ public final class CuratorPeer {
     }
 
     // ------------------------------------------------------------------ recipe holders
+
+    /** The payload of the discovery commands' instances: a Java class of ours, which Jackson reads by its @class. */
+    public static final class ServiceDetails {
+        public String description;
+        public int weight;
+    }
+
+    @SuppressWarnings("unchecked")
+    private ServiceDiscovery<ServiceDetails> discovery(Map<String, Object> a) {
+        return get(a, ServiceDiscovery.class);
+    }
+
+    /** An instance from the flat arguments: service, instanceId, address?, port?, sslPort?, uriSpec?, serviceType?, registrationTimeUTC?, description?, weight?, enabled?. */
+    private static ServiceInstance<ServiceDetails> serviceInstance(Map<String, Object> a) throws Exception {
+        ServiceInstanceBuilder<ServiceDetails> b = ServiceInstance.<ServiceDetails>builder().name(str(a, "service")).id(str(a, "instanceId"));
+        if (a.get("address") instanceof String) b.address(str(a, "address"));
+        if (a.get("port") != null) b.port((int) num(a, "port", 0));
+        if (a.get("sslPort") != null) b.sslPort((int) num(a, "sslPort", 0));
+        if (a.get("uriSpec") instanceof String) b.uriSpec(new UriSpec(str(a, "uriSpec")));
+        if (a.get("serviceType") instanceof String) b.serviceType(ServiceType.valueOf(str(a, "serviceType")));
+        if (a.get("registrationTimeUTC") != null) b.registrationTimeUTC(num(a, "registrationTimeUTC", 0));
+        b.enabled(bool(a, "enabled", true));
+        if (a.get("description") instanceof String) {
+            ServiceDetails details = new ServiceDetails();
+            details.description = str(a, "description");
+            details.weight = (int) num(a, "weight", 0);
+            b.payload(details);
+        }
+        return b.build();
+    }
 
     private static final class Semaphore implements Closeable {
         final InterProcessSemaphoreV2 semaphore;

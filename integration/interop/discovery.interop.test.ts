@@ -1,0 +1,157 @@
+import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance } from '../../recipes/discovery';
+import type { ZkClient } from '../../src';
+import { TestingServer, expireSession } from '../../src/testing';
+import { Clients, StateRecorder, eventually, randomRoot } from '../helpers';
+import { CuratorPeer } from './CuratorPeer';
+
+/** The peer's payload class, which Curator's Jackson instantiates from the @class property. */
+const DETAILS_CLASS = 'zkrecipes.interop.CuratorPeer$ServiceDetails';
+
+interface CuratorInstance {
+  found: boolean;
+  instanceId: string;
+  address: string | null;
+  port: number | null;
+  sslPort: number | null;
+  serviceType: string;
+  enabled: boolean;
+  registrationTimeUTC: number;
+  uri: string | null;
+  description: string | null;
+  weight: number | null;
+  json: string;
+}
+
+describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same base path", () => {
+  let server: TestingServer;
+  let peer: CuratorPeer;
+  const clients = new Clients();
+  const discoveries: ServiceDiscovery[] = [];
+  let client: ZkClient;
+  let base: string;
+  const serializer = new JsonInstanceSerializer({ payloadClass: DETAILS_CLASS });
+
+  beforeAll(async () => {
+    server = await TestingServer.start({ forceSync: false });
+    peer = await CuratorPeer.start(server.connectString, { label: 'curator-discovery' });
+  });
+  beforeEach(async () => {
+    base = `${randomRoot('interop-discovery')}/services`;
+    client = await clients.connect({ connectString: server.connectString });
+    await peer.request('discovery.new', { name: 'd', basePath: base });
+  });
+  afterEach(async () => {
+    await Promise.all(discoveries.splice(0).map((d) => d.close()));
+    await peer.request('forget', { name: 'd' });
+    await clients.closeAll();
+  });
+  afterAll(async () => {
+    await peer?.close();
+    await server?.close();
+  });
+
+  const discovery = async (on: ZkClient = client) => {
+    const d = new ServiceDiscovery(on, base, { serializer });
+    discoveries.push(d);
+    await d.start();
+    return d;
+  };
+  const curatorQuery = (service: string, id: string) => peer.request<CuratorInstance>('discovery.queryForInstance', { name: 'd', service, instanceId: id });
+
+  it('writes the bytes Curator writes for the same instance, in both serialization modes', async () => {
+    const fields = { service: 'api', instanceId: 'golden', address: '10.1.2.3', port: 8080, sslPort: 8443, uriSpec: '{scheme}://{address}:{port}/v1', registrationTimeUTC: 1_700_000_000_123 };
+    const instance = createServiceInstance({
+      name: 'api',
+      id: 'golden',
+      address: '10.1.2.3',
+      port: 8080,
+      sslPort: 8443,
+      uriSpec: '{scheme}://{address}:{port}/v1',
+      registrationTimeUTC: 1_700_000_000_123,
+      payload: { description: 'ünïcode "quoted" \\ \t tab', weight: 7 },
+      enabled: false,
+    });
+    for (const compatible of [true, false]) {
+      const curator = await peer.request<{ json: string }>('discovery.serialize', { name: 'd', ...fields, description: 'ünïcode "quoted" \\ \t tab', weight: 7, enabled: false, compatible });
+      const ours = new JsonInstanceSerializer({ payloadClass: DETAILS_CLASS, compatibleSerializationMode: compatible }).serialize(instance);
+      expect(ours.toString('utf8')).toBe(curator.json);
+    }
+  });
+
+  it('a Java service registers and Node finds it, its payload with @class; Curator unregisters it and Node sees it go', async () => {
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'java-1', address: '10.0.0.9', port: 9000, uriSpec: '{scheme}://{address}:{port}', description: 'from java', weight: 3 });
+    const d = await discovery();
+    expect(await d.queryForNames()).toEqual(['billing']);
+    const [found] = await d.queryForInstances('billing');
+    expect(found).toMatchObject({ name: 'billing', id: 'java-1', address: '10.0.0.9', port: 9000, sslPort: null, serviceType: 'DYNAMIC', enabled: true });
+    expect(found.payload).toEqual({ '@class': DETAILS_CLASS, description: 'from java', weight: 3 });
+    expect(found.uriSpec?.build(found)).toBe('http://10.0.0.9:9000');
+    // The node holds Curator's bytes, and ours are the same for what we read.
+    const { data, stat } = await client.getData(`${base}/billing/java-1`);
+    expect(serializer.serialize(found).equals(data)).toBe(true);
+    expect(stat.ephemeralOwner).not.toBe(0n);
+
+    await peer.request('discovery.unregister', { name: 'd', service: 'billing', instanceId: 'java-1' });
+    expect(await d.queryForInstance('billing', 'java-1')).toBeNull();
+    expect(await d.queryForInstances('billing')).toEqual([]);
+  });
+
+  it("a Node service registers and Curator finds it and reads its payload into its Java class; Node unregisters it and Curator sees it go", async () => {
+    const d = await discovery();
+    const instance = createServiceInstance({ name: 'api', id: 'node-1', port: 8080, sslPort: 8443, uriSpec: '{scheme}://{address}:{ssl-port}', payload: { description: 'from node', weight: 5 } });
+    await d.registerService(instance);
+    expect(await peer.request('discovery.queryForNames', { name: 'd' })).toMatchObject({ names: ['api'] });
+    expect(await peer.request('discovery.queryForInstances', { name: 'd', service: 'api' })).toMatchObject({ ids: ['node-1'] });
+    const seen = await curatorQuery('api', 'node-1');
+    expect(seen).toMatchObject({
+      found: true,
+      instanceId: 'node-1',
+      address: instance.address,
+      port: 8080,
+      sslPort: 8443,
+      serviceType: 'DYNAMIC',
+      enabled: true,
+      registrationTimeUTC: instance.registrationTimeUTC,
+      uri: `https://${instance.address}:8443`,
+      description: 'from node',
+      weight: 5,
+    });
+    // What Curator writes back for what it read is what we wrote.
+    expect(seen.json).toBe((await client.getData(`${base}/api/node-1`)).data.toString('utf8'));
+
+    await d.updateService({ ...instance, payload: { description: 'updated', weight: 6 } });
+    expect(await curatorQuery('api', 'node-1')).toMatchObject({ description: 'updated', weight: 6 });
+
+    await d.unregisterService(instance);
+    expect(await curatorQuery('api', 'node-1')).toMatchObject({ found: false });
+    expect(await peer.request('discovery.queryForInstances', { name: 'd', service: 'api' })).toMatchObject({ ids: [] });
+  });
+
+  it("a Node instance's session expires: Curator sees it go and come back in the new session", async () => {
+    const expiring = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(expiring);
+    const d = await discovery(expiring);
+    await d.registerService(createServiceInstance({ name: 'api', id: 'phoenix', port: 1, payload: { description: 'me', weight: 1 } }));
+    expect(await curatorQuery('api', 'phoenix')).toMatchObject({ found: true });
+    const oldSession = expiring.sessionId;
+    const mark = states.mark();
+    await expireSession(expiring);
+    await states.waitFor('LOST', mark);
+    await states.waitFor('RECONNECTED', mark);
+    await eventually('the instance back in the new session', async () => {
+      const stat = await client.exists(`${base}/api/phoenix`);
+      return stat !== null && stat.ephemeralOwner !== oldSession && stat.ephemeralOwner === expiring.sessionId;
+    });
+    expect(await curatorQuery('api', 'phoenix')).toMatchObject({ found: true, description: 'me', weight: 1 });
+  });
+
+  it('a Java STATIC instance and a Node PERMANENT one are persistent nodes, each read by the other side', async () => {
+    await peer.request('discovery.register', { name: 'd', service: 'static', instanceId: 'j', serviceType: 'STATIC', port: 1 });
+    const d = await discovery();
+    expect(await d.queryForInstance('static', 'j')).toMatchObject({ serviceType: 'STATIC', payload: null });
+    expect((await client.exists(`${base}/static/j`))?.ephemeralOwner).toBe(0n);
+    await d.registerService(createServiceInstance({ name: 'static', id: 'n', serviceType: 'PERMANENT' }));
+    expect(await curatorQuery('static', 'n')).toMatchObject({ found: true, serviceType: 'PERMANENT', description: null });
+    await peer.request('discovery.unregister', { name: 'd', service: 'static', instanceId: 'j' });
+  });
+});
