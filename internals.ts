@@ -1,3 +1,6 @@
+// The declarations use Node's types (Buffer, node:events): this reference brings them in for a
+// project whose tsconfig lists no `types` (the default from TypeScript 6 on).
+/// <reference types="node" preserve="true" />
 /**
  * zk-recipes/internals: the machinery under the recipes, for the operator CLI, the benchmarks and
  * interop tests: lock internals and drivers, the queue consumer engine, how recipes name and encode

@@ -216,7 +216,8 @@ ${mutexProgram({ label: 'ES module' })}
   },
   'ts-node16': {
     'package.json': JSON.stringify({ private: true, type: 'module' }),
-    'tsconfig.json': JSON.stringify({ compilerOptions: { ...TS_OPTIONS, module: 'node16', moduleResolution: 'node16' } }),
+    // No `types`, as TypeScript 6 and later default to: the package's own reference brings in Node's.
+    'tsconfig.json': JSON.stringify({ compilerOptions: { ...TS_OPTIONS, types: [], module: 'node16', moduleResolution: 'node16' } }),
     'index.ts': TS_PROGRAM('TypeScript, moduleResolution node16'),
   },
   'ts-bundler': {
