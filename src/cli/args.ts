@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { validatePath } from '../paths';
 import { isZkError } from '../errors';
 import { ExitCode, usageError } from './errors';
+import { parseFlags } from './flags';
 import { SERVER_HELP, parseServerCommandLine, type ServerInvocation } from './server';
 
 /** The commands that show a path. */
@@ -50,14 +50,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const server = parseServerCommandLine(argv.slice(1));
     return server.kind === 'serverHelp' ? { kind: 'help', topic: 'server' } : server;
   }
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    // parseArgs explains itself in one sentence; its errors carry a code, never a path.
-    throw usageError(err instanceof Error ? err.message.split('\n')[0] : String(err));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseFlags(argv, OPTIONS);
   if (values.version) return { kind: 'version' };
   const [first, ...rest] = positionals;
   const watch = first === 'watch';

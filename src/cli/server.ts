@@ -6,12 +6,12 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import debug from 'debug';
 import { HarnessSetupError } from '../testing/installation';
 import { freePorts } from '../testing/ports';
 import { TestingServer, type TestingServerOptions } from '../testing/TestingServer';
 import { CliError, ExitCode, usageError, type ExitCodeValue } from './errors';
+import { parseFlags } from './flags';
 import type { CliIo } from './run';
 
 const log = debug('zk-recipes:cli:server');
@@ -66,13 +66,7 @@ const OPTIONS = {
  * @throws CliError (USAGE) naming what is wrong.
  */
 export function parseServerCommandLine(argv: readonly string[]): ServerInvocation | { readonly kind: 'serverHelp' } {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw usageError(err instanceof Error ? err.message.split('\n')[0] : String(err));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseFlags(argv, OPTIONS);
   if (values.help) return { kind: 'serverHelp' };
   if (positionals.length > 0) throw usageError(`unexpected argument ${JSON.stringify(positionals[0])}: server takes only flags`);
   const ensemble = wholeNumber('--ensemble', values.ensemble, 1, 1, MAX_ENSEMBLE);
