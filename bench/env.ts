@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { transportFactory, type TransportName } from '../src/transport/chooseTransport';
 
 const ROOT = join(__dirname, '..');
 
@@ -54,4 +55,14 @@ export function machine(python: string): Machine {
   };
   cache.set(python, found);
   return found;
+}
+
+/** The client's transports this machine runs: the protocol one always, the native one when its binding is built. */
+export function builtTransports(): TransportName[] {
+  try {
+    transportFactory('native');
+    return ['protocol', 'native'];
+  } catch {
+    return ['protocol'];
+  }
 }

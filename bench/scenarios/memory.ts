@@ -4,7 +4,8 @@
  * after full garbage collections before and after; the growth divided by N is the cost of one
  * session: RSS (everything, the binding's C heap included), and the JS heap alone.
  */
-import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/transport/chooseTransport';
+import { builtTransports } from '../env';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { median, ratio, rotate } from '../stats';
 import { runMemoryProcess, type MemoryReading } from './memoryProcess';
@@ -27,13 +28,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const sessions = quick ? 20 : 1_000;
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const failures: string[] = [];
-  const transports: TransportName[] = ['protocol'];
-  try {
-    transportFactory('native');
-    transports.push('native');
-  } catch {
-    // Measured on the protocol transport only.
-  }
+  const transports = builtTransports();
   const perSession = new Map<TransportName, Array<{ rssKb: number; heapKb: number; externalKb: number }>>();
   for (let round = 0; round < rounds; round++) {
     for (const transport of rotate(transports, round)) {

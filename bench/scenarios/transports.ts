@@ -9,7 +9,7 @@
 import ZooKeeperBinding from 'zookeeper';
 import { ZkClient } from '../../src';
 import { ProtocolTransport } from '../../src/protocol/ProtocolTransport';
-import { transportFactory } from '../../src/transport/chooseTransport';
+import { builtTransports } from '../env';
 import { clockUs } from '../peers/clock';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { inFlight, median, pct, ratio, rotate } from '../stats';
@@ -120,12 +120,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 5);
   const n = ctx.options.iterations ?? (quick ? 200 : 3_000);
   const failures: string[] = [];
-  let nativeBuilt = true;
-  try {
-    transportFactory('native');
-  } catch {
-    nativeBuilt = false;
-  }
+  const nativeBuilt = builtTransports().includes('native');
   const ways: Way[] = [clientWay(ctx, 'protocol'), bareProtocolWay(ctx), ...(nativeBuilt ? [clientWay(ctx, 'native'), bareNativeWay(ctx)] : [])];
   const workloads: Array<{ name: string; kind: 'sequential' | 'pipelined'; op: Op; run: (call: Call, path: string) => Promise<Sample> }> = [
     { name: 'getData, sequential', kind: 'sequential', op: 'get', run: (c, p) => sequential(c, 'get', p, n) },

@@ -7,7 +7,8 @@
  * its own node and the one it watches, whatever the queue's length: the figure must not grow
  * with W. The queue then drains, each waiter holding alone (checked).
  */
-import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/transport/chooseTransport';
+import { builtTransports } from '../env';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { median, ratio, rotate } from '../stats';
 import { runMemoryProcess } from './memoryProcess';
@@ -28,13 +29,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const sessions = ctx.options.handoffSessions;
   const rounds = ctx.options.rounds ?? (quick ? 1 : 2);
   const failures: string[] = [];
-  const transports: TransportName[] = ['protocol'];
-  try {
-    transportFactory('native');
-    transports.push('native');
-  } catch {
-    // Measured on the protocol transport only.
-  }
+  const transports = builtTransports();
   const figures = new Map<string, PerWaiter[]>();
   for (const size of sizes) {
     for (let round = 0; round < rounds; round++) {
