@@ -1,4 +1,4 @@
-import { attemptFailure, initFailure } from './nativeFailures';
+import { attemptFailure, inFlightFailureCode, initFailure } from './nativeFailures';
 import { normalizePassword, sessionIdFromHex, sessionIdToHex } from './nativeValues';
 
 describe('session ids and passwords', () => {
@@ -31,5 +31,14 @@ describe('why a connection attempt failed', () => {
     expect(attemptFailure({ startedAt: 0, reachedServer: false }, 20_100, 30_000).message).toMatch(/^no answer within 20000 ms \(timed out/);
     expect(attemptFailure({ startedAt: 0, reachedServer: true }, 20_100, 30_000).message).toMatch(/^a server took the connection but set up no session within 20000 ms/);
     expect(attemptFailure({ startedAt: 0, reachedServer: true }, 150, 30_000).message).toMatch(/^a server took the connection, then closed it/);
+  });
+});
+
+describe('a call in flight when its handle closes', () => {
+  it('fails with CONNECTIONLOSS when the handle was replaced, and with CLOSING after our own close()', () => {
+    expect(inFlightFailureCode(-116, false)).toBe(-4);
+    expect(inFlightFailureCode(-116, true)).toBe(-116);
+    expect(inFlightFailureCode(-112, false)).toBe(-112);
+    expect(inFlightFailureCode(-4, true)).toBe(-4);
   });
 });

@@ -11,7 +11,7 @@ import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import ZooKeeperBinding from 'zookeeper';
 import { serverError, ServerError } from '../errors';
-import { attemptFailure, initFailure, type Attempt } from './nativeFailures';
+import { attemptFailure, inFlightFailureCode, initFailure, type Attempt } from './nativeFailures';
 import { showAs } from '../util/redact';
 import { normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
 import type { ACL, CloseReason, CreateMode, Stat, Transport, TransportEvents, TransportOptions, WatchEventType, Watcher } from './Transport';
@@ -386,7 +386,7 @@ export class NativeTransport implements Transport {
             resolve(map(...rest));
           } else if (DEFERRED_CODES.has(code)) {
             // The connection went: the C client may have just closed its socket (see the class comment).
-            const err = serverError(code, { path });
+            const err = serverError(inFlightFailureCode(code, this.closed), { path });
             setImmediate(() => fail(err));
           } else {
             fail(serverError(code, { path }));

@@ -61,3 +61,17 @@ export function attemptFailure(attempt: Attempt, endedAt: number, sessionTimeout
       : `connection refused, or closed by the server at once (no ZooKeeper server listening there, or one that is not serving); ${NATIVE_LOG_HINT}`,
   );
 }
+
+/** The C client's CLOSING and CONNECTIONLOSS codes. */
+const ZCLOSING = -116;
+const ZCONNECTIONLOSS = -4;
+
+/**
+ * The code that a call in flight on a handle that closed under it fails with. Closing a handle
+ * completes its calls with CLOSING. When it was a handle we replaced (no connection attempt was
+ * under way; the session goes on in a new one), that is a lost connection: the call's outcome is
+ * unknown, and the retry loop may send it again. After our own close(), CLOSING stays.
+ */
+export function inFlightFailureCode(code: number, transportClosed: boolean): number {
+  return code === ZCLOSING && !transportClosed ? ZCONNECTIONLOSS : code;
+}
