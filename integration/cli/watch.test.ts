@@ -155,7 +155,9 @@ describe('zk-recipes watch: live views on ZooKeeper watches', () => {
       await a.blockUntilConnected({ timeoutMs: timing(20_000) });
       mark = out.lines.length;
       await a.create(`${path}/queue-`, { mode: 'PERSISTENT_SEQUENTIAL' });
-      const report = JSON.parse(await out.waitFor((l) => l.includes('"depth":2'), mark)) as QueueReport;
+      // The watch's client may find the server still starting and wait out an attempt (a third of
+      // its 30 s session) before it reads again.
+      const report = JSON.parse(await out.waitFor((l) => l.includes('"depth":2'), mark, timing(60_000))) as QueueReport;
       expect(report).toMatchObject({ command: 'queue', depth: 2 });
     });
     expect(run.code).toBe(ExitCode.OK);

@@ -126,8 +126,8 @@ export class ProtocolConnection {
       password: options.sessionId === undefined ? Buffer.alloc(16) : validatePassword(options.sessionPassword),
       timeoutMs: 0,
     };
-    // Until the server grants a timeout, the asked one divided among the servers (the Java client's rule).
-    this.connectTimeoutMs = options.sessionTimeoutMs / this.hosts.size;
+    // Until the server grants a timeout, the asked one.
+    this.connectTimeoutMs = this.attemptTimeout(options.sessionTimeoutMs);
     if (log.enabled) log('new transport for %s (servers in order %s)', options.connectString, this.hosts.order.map(formatHost).join(','));
     this.nextAttempt();
   }
@@ -296,7 +296,7 @@ export class ProtocolConnection {
     const host = this.host as HostAddress;
     this.session = { id: response.sessionId, password: response.passwd, timeoutMs: response.timeOut };
     this.readTimeoutMs = (response.timeOut * 2) / 3;
-    this.connectTimeoutMs = response.timeOut / this.hosts.size;
+    this.connectTimeoutMs = this.attemptTimeout(response.timeOut);
     this.hosts.onConnected();
     this.phase = 'connected';
     this.lastConnectError = undefined;
@@ -383,6 +383,18 @@ export class ProtocolConnection {
   }
 
   // ---------------------------------------------------------------- timers
+
+  /**
+   * How long one attempt (the TCP connection and the handshake) may take: the session timeout
+   * divided among the servers, as the Java client does, but at most a third of it. With one or two
+   * servers the Java client waits half or all of the session timeout for an answer; a server that
+   * accepts and never answers (ZooKeeper 3.8 leaves the socket of a connection it refuses while it
+   * starts open when closing it fails) then costs the session its life. A third leaves time for
+   * two more attempts before the session expires.
+   */
+  private attemptTimeout(sessionTimeoutMs: number): number {
+    return sessionTimeoutMs / Math.max(this.hosts.size, 3);
+  }
 
   /** Arms the one timer after `ms` (0: work out when from the state). */
   private arm(ms: number): void {
