@@ -64,7 +64,9 @@ export class TransactionOutcomeUnknownError extends ZkError {
   declare readonly code: 'OUTCOME_UNKNOWN';
 
   constructor(
+    /** True when the marker proves that the transaction went in (once); undefined when nobody can tell. */
     readonly applied: true | undefined,
+    /** Per operation, in order: its result when it could be read back, else undefined (all undefined unless `applied`). */
     readonly results: readonly (TransactionResult | undefined)[],
     message: string,
     options: ZkErrorOptions = {},
