@@ -1,4 +1,4 @@
-import { FrameScanner, loseReplyToCreate, type LostReply } from './frames';
+import { FrameScanner, countRequests, loseNext, loseReplyToCreate, type LostReply } from './frames';
 
 function frame(body: Buffer): Buffer {
   const length = Buffer.alloc(4);
@@ -59,5 +59,47 @@ describe('loseReplyToCreate', () => {
     // Once is enough.
     expect(intercept(request(9, 1, '/chaos/y'), up)).toBe('forward');
     expect(intercept(reply(9), down)).toBe('forward');
+  });
+});
+
+describe('loseNext', () => {
+  const up = { connection: 3, direction: 'client->upstream' as const };
+  const down = { connection: 3, direction: 'upstream->client' as const };
+
+  it('at the reply: lets the request through and resets on its reply, as many times as asked', () => {
+    const lost: number[] = [];
+    const intercept = loseNext(new Set([14]), 'reply', (l) => lost.push(l.xid), 2);
+    expect(intercept(handshake, up)).toBe('forward');
+    expect(intercept(request(4, 3, '/a'), up)).toBe('forward'); // exists: not asked for
+    expect(intercept(request(5, 14, '/a'), up)).toBe('forward');
+    expect(intercept(reply(4), down)).toBe('forward');
+    expect(intercept(reply(5), down)).toBe('reset');
+    expect(intercept(request(6, 14, '/a'), { connection: 4, direction: 'client->upstream' })).toBe('forward');
+    expect(intercept(reply(6), { connection: 4, direction: 'upstream->client' })).toBe('reset');
+    expect(lost).toEqual([5, 6]);
+    expect(intercept(request(7, 14, '/a'), { connection: 5, direction: 'client->upstream' })).toBe('forward');
+    expect(intercept(reply(7), { connection: 5, direction: 'upstream->client' })).toBe('forward');
+  });
+
+  it('at the request: resets before the request reaches the server, once', () => {
+    const lost: number[] = [];
+    const intercept = loseNext(new Set([14]), 'request', (l) => lost.push(l.op));
+    expect(intercept(request(4, 4, '/a'), up)).toBe('forward');
+    expect(intercept(request(5, 14, '/a'), up)).toBe('reset');
+    expect(intercept(request(6, 14, '/a'), up)).toBe('forward');
+    expect(lost).toEqual([14]);
+  });
+});
+
+describe('countRequests', () => {
+  it('counts requests by opcode, across chunks and connections, and only requests', () => {
+    const { interceptor, count } = countRequests();
+    const up = { connection: 1, direction: 'client->upstream' as const };
+    const stream = Buffer.concat([handshake, request(1, 14, '/a'), request(2, 3, '/a')]);
+    expect(interceptor(stream.subarray(0, 30), up)).toBe('forward');
+    expect(interceptor(stream.subarray(30), up)).toBe('forward');
+    expect(interceptor(request(1, 14, '/a'), { connection: 2, direction: 'client->upstream' })).toBe('forward');
+    expect(interceptor(reply(1), { connection: 1, direction: 'upstream->client' })).toBe('forward');
+    expect([count(14), count(3), count(4)]).toEqual([2, 1, 0]);
   });
 });

@@ -128,3 +128,74 @@ export function loseReplyToCreate(pathPrefix: string, onLost: (lost: LostReply) 
     return 'forward';
   };
 }
+
+/** The xid and opcode of a request, if the frame is one (not the handshake, not a ping or auth). */
+function requestHead(frame: FrameHead): { xid: number; op: number } | undefined {
+  if (isHandshake(frame) || frame.head.length < 8) return undefined;
+  const xid = frame.head.readInt32BE(0);
+  return xid > 0 ? { xid, op: frame.head.readInt32BE(4) } : undefined;
+}
+
+/** What {@link loseNext} loses: a request before the server sees it, or the reply to one after the server ran it. */
+export type LossPoint = 'request' | 'reply';
+
+/**
+ * An interceptor that loses the next `count` requests with an opcode in `ops` (14 is multi, 3
+ * exists, 9 sync, ...), at `point`: the request itself (the connection is reset before its
+ * bytes reach the server, so it never runs), or its reply (the request goes through and the
+ * connection is reset when its reply comes back). `onLost` is told each time.
+ */
+export function loseNext(ops: ReadonlySet<number>, point: LossPoint, onLost: (lost: { connection: number; xid: number; op: number }) => void, count = 1): ChunkInterceptor {
+  const scanners = new Map<string, FrameScanner>();
+  let target: { connection: number; xid: number; op: number } | undefined;
+  let left = count;
+  return (chunk, { connection, direction }) => {
+    if (left <= 0) return 'forward';
+    const key = `${connection}:${direction}`;
+    let scanner = scanners.get(key);
+    if (!scanner) scanners.set(key, (scanner = new FrameScanner()));
+    const frames = scanner.feed(chunk);
+    if (direction === 'client->upstream') {
+      if (target !== undefined) return 'forward';
+      for (const frame of frames) {
+        const request = requestHead(frame);
+        if (request === undefined || !ops.has(request.op)) continue;
+        if (point === 'request') {
+          left--;
+          onLost({ connection, ...request });
+          return 'reset';
+        }
+        target = { connection, ...request };
+        break;
+      }
+      return 'forward';
+    }
+    if (target !== undefined && connection === target.connection && frames.some((f) => f.head.length >= 4 && f.head.readInt32BE(0) === target?.xid)) {
+      const lost = target;
+      target = undefined;
+      left--;
+      onLost(lost);
+      return 'reset';
+    }
+    return 'forward';
+  };
+}
+
+/** Counts the requests of each opcode that pass through an interceptor (one direction: client to server). */
+export function countRequests(): { interceptor: ChunkInterceptor; count(op: number): number } {
+  const scanners = new Map<number, FrameScanner>();
+  const counts = new Map<number, number>();
+  return {
+    interceptor: (chunk, { connection, direction }) => {
+      if (direction !== 'client->upstream') return 'forward';
+      let scanner = scanners.get(connection);
+      if (!scanner) scanners.set(connection, (scanner = new FrameScanner()));
+      for (const frame of scanner.feed(chunk)) {
+        const request = requestHead(frame);
+        if (request !== undefined) counts.set(request.op, (counts.get(request.op) ?? 0) + 1);
+      }
+      return 'forward';
+    },
+    count: (op) => counts.get(op) ?? 0,
+  };
+}

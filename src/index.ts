@@ -6,7 +6,7 @@ export { MAX_DATA_BYTES } from './validate';
 export { ConnectionState, isConnectedState, isErrorState, type ConnectionStateErrorPolicy, type PreviousConnectionState } from './client/ConnectionState';
 export { ZkClient, type ZkClientEvents } from './client/ZkClient';
 export { Session } from './client/Session';
-export { Transaction, TransactionError, type CommitOptions, type TransactionResult, type TransactionOutcome } from './client/Transaction';
+export { Transaction, TransactionError, TransactionOutcomeUnknownError, type CommitOptions, type TransactionResult, type TransactionOutcome } from './client/Transaction';
 export { PersistentWatch, type PersistentWatchEvent, type PersistentWatchEvents } from './client/PersistentWatch';
 export type { SessionCredentials, HasSessionCredentials } from './client/SessionCredentials';
 export type { MultiReadResult, ReadOp, ClientIdentity } from './client/serverInfo';

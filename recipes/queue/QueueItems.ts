@@ -1,7 +1,7 @@
 import debug from 'debug';
 import type { Session } from '../../src/client/Session';
 import type { ZkClient } from '../../src/client/ZkClient';
-import { TransactionError } from '../../src/client/Transaction';
+import { TransactionError, TransactionOutcomeUnknownError } from '../../src/client/Transaction';
 import { isZkError } from '../../src/errors';
 import { joinPath } from '../../src/paths';
 import { isRetryableError } from '../../src/retry';
@@ -83,10 +83,12 @@ export class QueueItems {
   /**
    * Puts a failed item back as a new node at the end of its order, under `prefix` (the new name is
    * the order's prefix, never the old name plus more: CURATOR-56). Resolves with the new node's name,
-   * or undefined when a retried transaction found that its first attempt had gone in.
+   * or undefined when it went in but its name cannot be read back, or the old node was gone.
    * - Where the transport has multi (the protocol transport): the create and the delete of the old
-   *   node are one transaction, so a crash can neither lose the item nor leave it twice. A commit
-   *   retried after a lost reply finds the old node gone (NONODE, nothing done): the first went in.
+   *   node are one transaction, so a crash can neither lose the item nor leave it twice. The commit
+   *   carries a marker under the lock path: after a lost reply it is never sent blindly again, and
+   *   when the lock's session ends before the marker is checked, it rejects with
+   *   TransactionOutcomeUnknownError (the item is then once in the queue, under one name or the other).
    * - Else: created first, then the old one deleted, so a crash in between repeats the item rather
    *   than losing it.
    * `signal` (the lock's session's) ends the retries: once our lock is gone, another consumer may
@@ -96,10 +98,18 @@ export class QueueItems {
     const newPath = joinPath(this.path, prefix);
     if (this.client.supports('multi')) {
       try {
-        const [created] = await this.client.transaction().create(newPath, { mode: 'PERSISTENT_SEQUENTIAL', data }).delete(this.itemPath(name)).commit({ signal });
+        const [created] = await this.client
+          .transaction()
+          .create(newPath, { mode: 'PERSISTENT_SEQUENTIAL', data })
+          .delete(this.itemPath(name))
+          .commit({ signal, markerParent: this.lockPath });
         log('%s: %s requeued as %s (one transaction)', this.path, name, created.path);
         return created.path;
       } catch (err) {
+        if (err instanceof TransactionOutcomeUnknownError && err.applied) {
+          log('%s: %s requeued (one transaction, its reply lost; the new name %s)', this.path, name, err.results[0]?.path ?? 'unknown');
+          return err.results[0]?.path;
+        }
         if (err instanceof TransactionError && err.failedIndex === 1 && err.failedCode === 'NONODE') return undefined;
         throw err;
       }
@@ -123,12 +133,13 @@ export class QueueItems {
         if (lock !== undefined && !lock.session.isEnded && this.client.supports('multi')) {
           try {
             // In the lock's session only: in a later one the lock node's path may hold another consumer's.
-            await this.client.transaction().delete(this.itemPath(name)).delete(lock.node).commit({ session: lock.session });
+            await this.client.transaction().delete(this.itemPath(name)).delete(lock.node).commit({ session: lock.session, markerParent: this.lockPath });
             return true;
           } catch (err) {
-            // The item or the lock node gone (a retried commit whose first went in, or a session
-            // that ended): the plain delete below says which.
-            if (!(err instanceof TransactionError && err.failedCode === 'NONODE') && !isZkError(err, 'SESSION_LOST')) throw err;
+            if (err instanceof TransactionOutcomeUnknownError && err.applied) return true;
+            // The item or the lock node gone, the session ended, or a lost reply that cannot be
+            // checked any more: the plain delete below says whether the item is gone.
+            if (!(err instanceof TransactionError && err.failedCode === 'NONODE') && !isZkError(err, 'SESSION_LOST') && !(err instanceof TransactionOutcomeUnknownError)) throw err;
           }
         }
         await this.client.delete(this.itemPath(name), { quietly: true });
@@ -162,12 +173,16 @@ export class QueueItems {
       }
     }
     try {
-      await this.client.transaction().delete(itemPath).delete(lock.node).commit({ session });
+      await this.client.transaction().delete(itemPath).delete(lock.node).commit({ session, markerParent: this.lockPath });
       return { deleted: true, lockReleased: true };
     } catch (err) {
+      // A lost reply, and the marker shows the commit went in: ours.
+      if (err instanceof TransactionOutcomeUnknownError && err.applied) return { deleted: true, lockReleased: true };
+      // The session ended before the marker could be checked: as for a session that ended first,
+      // the caller starts over in the next session.
+      if (err instanceof TransactionOutcomeUnknownError && isZkError(err.cause, 'SESSION_LOST')) throw err.cause;
       if (!(err instanceof TransactionError) || err.failedCode !== 'NONODE') throw err;
-      // The item gone (consumed, removed, or by a first commit whose reply was lost: it then
-      // counts as not ours); or our lock node gone while its session lasts (deleted by hand).
+      // The item gone (consumed, removed); or our lock node gone while its session lasts (deleted by hand).
       return { deleted: false, lockReleased: err.failedIndex === 1 };
     }
   }

@@ -42,4 +42,28 @@ describe('Transaction before any I/O', () => {
     await expect(c.watch('/a')).rejects.toBeInstanceOf(UnsupportedError);
     await c.close();
   });
+
+  it('checks the safe mode\'s options before any I/O', async () => {
+    const c = client();
+    await expect(c.transaction().create('/a').commit({ markerParent: 'no-slash' })).rejects.toThrow(/markerParent/);
+    await expect(c.transaction().create('/a').commit({ markerParent: '/m/' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(c.transaction().create('/a').commit({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
+    // Counted in the request size: a marker parent too long for the server fails the commit whole.
+    await expect(c.transaction().create('/a').commit({ markerParent: `/${'m'.repeat(2_000_000)}` })).rejects.toThrow(/request/);
+    await c.close();
+  });
+
+  it('a time limit on a commit that cannot reach a server: TimeoutError, since nothing was sent', async () => {
+    const c = new ZkClient({
+      connectString: '127.0.0.1:2181',
+      sessionTimeoutMs: 1_000,
+      connectionTimeoutMs: 60_000,
+      transportFactory: new FakeZooKeeper().factory(false),
+    });
+    c.start();
+    const started = Date.now();
+    await expect(c.transaction().create('/a').commit({ markerParent: '/markers', timeoutMs: 200 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await c.close();
+  });
 });

@@ -1,8 +1,10 @@
-import { InvalidArgumentError, UnsupportedError, ZkError, serverError, type ServerError } from '../errors';
-import { validatePath } from '../paths';
+import { InvalidArgumentError, TimeoutError, UnsupportedError, ZkError, serverError, type ServerError, type ZkErrorOptions } from '../errors';
+import { joinPath, validatePath } from '../paths';
 import type { CreateMode, Op, OpResult, Stat } from '../transport/Transport';
 import { raceAbort } from '../util/async';
-import { toData, validateOptions, validateSignal } from '../validate';
+import { linkedSignal } from '../util/linkedSignal';
+import { startTimer } from '../util/timers';
+import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
 import type { AclForPath } from './acls';
 import type { Namespace } from './Namespace';
 import type { RetryLoop } from './RetryLoop';
@@ -48,11 +50,44 @@ export class TransactionError extends ZkError {
   }
 }
 
+/**
+ * A commit made with a `markerParent` whose outcome the client cannot fully prove. `applied` is
+ * true when the marker shows the transaction went in, once: `results` then has every result the
+ * client could read back, and undefined where it could not (a sequential create's node gone since,
+ * a setData's node written again since). `applied` is undefined when nobody can tell: the session
+ * that held the marker ended, or the time limit (`timeoutMs`, the signal, the retry policy) ran out
+ * before the check could be made; `cause` says which. Either way the operations were applied at
+ * most once, and will not be sent again.
+ */
+export class TransactionOutcomeUnknownError extends ZkError {
+  override name = 'TransactionOutcomeUnknownError';
+  declare readonly code: 'OUTCOME_UNKNOWN';
+
+  constructor(
+    /** True when the marker proves that the transaction went in (once); undefined when nobody can tell. */
+    readonly applied: true | undefined,
+    /** Per operation, in order: its result when it could be read back, else undefined (all undefined unless `applied`). */
+    readonly results: readonly (TransactionResult | undefined)[],
+    message: string,
+    options: ZkErrorOptions = {},
+  ) {
+    super('OUTCOME_UNKNOWN', message, options);
+  }
+}
+
 /** An operation as the user gives it: a create's ACL is the client's to choose, at commit. */
 export type TransactionOp = Exclude<Op, { type: 'create' }> | Omit<Extract<Op, { type: 'create' }>, 'acl'>;
 
 /** Runs a transaction's operations (paths relative to the namespace) and resolves with the server's results. */
-export type CommitTransaction = (ops: readonly TransactionOp[], signal: AbortSignal | undefined, session: Session | undefined) => Promise<OpResult[]>;
+export type CommitTransaction = (
+  ops: readonly TransactionOp[],
+  signal: AbortSignal | undefined,
+  session: Session | undefined,
+  markerParent: string | undefined,
+) => Promise<OpResult[]>;
+
+/** The name of a commit's marker node under its `markerParent`: `txn-` and a UUID. */
+const MARKER_NAME_LENGTH = 'txn-'.length + 36;
 
 /** Options of {@link Transaction.commit}. */
 export interface CommitOptions {
@@ -64,13 +99,31 @@ export interface CommitOptions {
    * item together with our lock node): in a later session the path may hold another's node.
    */
   session?: Session;
+  /**
+   * Reject after this long: with TimeoutError, or with TransactionOutcomeUnknownError once the
+   * transaction may have reached the server in the safe mode (`markerParent`).
+   */
+  timeoutMs?: number;
+  /**
+   * Safe to retry: the commit adds to the multi an EPHEMERAL marker node, `<markerParent>/txn-<uuid>`
+   * (the parent is created as a container when missing). When the reply is lost, the client never
+   * sends the multi blindly again: once reconnected in the same session, it looks for the marker.
+   * Found, the commit resolves with the results it can read back (TransactionOutcomeUnknownError with
+   * `applied: true` when it cannot read them all); absent, the multi never went in and is sent again,
+   * with the same marker, so that at most one of the sends can ever apply. When the session ended
+   * first, or the time ran out, it rejects with TransactionOutcomeUnknownError (`applied`
+   * undefined). The marker is deleted once the commit is known to have gone in.
+   */
+  markerParent?: string;
 }
 
 /**
  * Operations committed together with ZooKeeper's multi: all of them happen, or none. Build it with
  * `client.transaction()`, chain operations, then `commit()`. Each operation is checked as it is
- * added, before any I/O. Like Curator's, a transaction whose reply is lost is sent again: a create
- * in it may then fail with NODEEXISTS although the first one went through.
+ * added, before any I/O. Like Curator's, a transaction whose reply is lost is sent again by default:
+ * a create in it may then fail with NODEEXISTS although the first one went through, and a
+ * transaction with neither creates nor versions may be applied twice. Commit with `markerParent`
+ * for a commit applied at most once that says whether it was (see CommitOptions).
  *
  * @example
  * ```ts
@@ -123,18 +176,22 @@ export class Transaction {
    * Commits the operations atomically. Resolves with a result per operation, in order (a create's
    * path with its sequence, relative to the namespace). Rejects with TransactionError when the
    * server refused it (nothing happened), with UnsupportedError on a transport without multi (the
-   * native binding), with SessionLostError when pinned to a `session` that has ended, or with the
-   * error that stopped it. A transaction commits once.
+   * native binding), with SessionLostError when pinned to a `session` that has ended, with
+   * TimeoutError after `timeoutMs`, with TransactionOutcomeUnknownError in the safe mode
+   * (`markerParent`) when it cannot tell whether the transaction went in, or with the error that
+   * stopped it. A transaction commits once.
    */
   async commit(options: CommitOptions = {}): Promise<TransactionResult[]> {
     const o = validateOptions(options, 'options');
     const signal = validateSignal(o.signal);
     const session = validateSession(o.session);
+    const timeoutMs = validateTimeout(o.timeoutMs, 'timeoutMs');
+    const markerParent = o.markerParent === undefined ? undefined : validatePath(o.markerParent, { what: 'markerParent' });
     if (this.ops.length === 0) throw new InvalidArgumentError('a transaction needs at least one operation');
     if (this.committed) throw new InvalidArgumentError('a transaction commits once');
     this.committed = true;
-    this.checkSize(this.ops);
-    const results = await this.run(this.ops, signal, session);
+    this.checkSize(markerParent === undefined ? this.ops : [...this.ops, markerSizeOp(markerParent)]);
+    const results = await withTimeout(timeoutMs, signal, (limit) => this.run(this.ops, limit, session, markerParent));
     const failedIndex = results.findIndex((r) => r.type === 'error' && r.code !== 'OK' && r.code !== 'RUNTIMEINCONSISTENCY');
     if (failedIndex >= 0 || results.some((r) => r.type === 'error')) {
       const outcomes = this.ops.map((op, i) => {
@@ -145,23 +202,42 @@ export class Transaction {
       const failed = results[at];
       throw new TransactionError(at, outcomes, serverError(failed?.type === 'error' ? failed.rc : -1, { path: this.ops[at].path }));
     }
-    return results.map((r, i): TransactionResult => {
-      const path = this.ops[i].path;
-      switch (r.type) {
-        case 'create':
-          return { type: 'create', path: r.path, ...(r.stat ? { stat: r.stat } : {}) };
-        case 'setData':
-          return { type: 'setData', path, stat: r.stat };
-        default:
-          return { type: r.type as 'delete' | 'check', path };
-      }
-    });
+    return results.map((r, i) => toTransactionResult(this.ops[i].path, r as Exclude<OpResult, { type: 'error' }>));
   }
 
   private add(op: TransactionOp): this {
     if (this.committed) throw new InvalidArgumentError('a committed transaction takes no more operations');
     this.ops.push(op);
     return this;
+  }
+}
+
+/** What one operation gave, for the user: `path` is the operation's own (a create's result has its own). */
+export function toTransactionResult(path: string, r: Exclude<OpResult, { type: 'error' }>): TransactionResult {
+  switch (r.type) {
+    case 'create':
+      return { type: 'create', path: r.path, ...(r.stat ? { stat: r.stat } : {}) };
+    case 'setData':
+      return { type: 'setData', path, stat: r.stat };
+    default:
+      return { type: r.type, path };
+  }
+}
+
+/** A stand-in for the marker's create, as long as the real one: for the request size check. */
+function markerSizeOp(markerParent: string): TransactionOp {
+  return { type: 'create', path: joinPath(markerParent, 'x'.repeat(MARKER_NAME_LENGTH)), data: Buffer.alloc(0), mode: 'EPHEMERAL' };
+}
+
+/** Runs `fn` with a signal that also aborts, with a TimeoutError, after `timeoutMs`: `fn` races it. */
+async function withTimeout<T>(timeoutMs: number | undefined, signal: AbortSignal | undefined, fn: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (timeoutMs === undefined) return fn(signal);
+  const limit = linkedSignal(signal === undefined ? [] : [signal]);
+  const cancel = startTimer(timeoutMs, () => limit.abort(new TimeoutError(`the transaction did not commit within ${timeoutMs} ms`)));
+  try {
+    return await fn(limit.signal);
+  } finally {
+    cancel();
   }
 }
 

@@ -34,6 +34,7 @@ import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions 
 import { startPersistentWatch, type PersistentWatch } from './PersistentWatch';
 import { checkRequestSize, createRequestBytes, multiRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
 import { RetryLoop } from './RetryLoop';
+import { commitWithMarker } from './safeCommit';
 import { requireCall, toMultiReadResults, validateReadOps, type MultiReadResult } from './serverInfo';
 import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
@@ -501,7 +502,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    */
   transaction(): Transaction {
     return new Transaction(
-      (ops, signal, session) => commitTransaction({ retry: this.retry, namespace: this.ns, aclFor: this.aclFor }, ops, signal, session),
+      (ops, signal, session, markerParent) => {
+        const ctx = { retry: this.retry, namespace: this.ns, aclFor: this.aclFor };
+        return markerParent === undefined ? commitTransaction(ctx, ops, signal, session) : commitWithMarker(ctx, ops, markerParent, signal, session);
+      },
       (ops) => {
         const sized = ops.map((op) => ({ ...op, path: this.serverPath(op.path), ...(op.type === 'create' ? { acl: this.aclFor(this.ns.full(op.path)) } : {}) }));
         checkRequestSize(multiRequestBytes(sized), this.options.maxRequestBytes, 'the transaction', ops[0].path);

@@ -31,6 +31,8 @@ export type LibraryErrorCode =
   | 'PROTOCOL_ERROR'
   /** TransactionError */
   | 'TRANSACTION_FAILED'
+  /** TransactionOutcomeUnknownError: a safe commit that cannot tell whether it went in, or all it gave. */
+  | 'OUTCOME_UNKNOWN'
   /** LockLostError */
   | 'LOCK_LOST'
   /** NotLockOwnerError */
