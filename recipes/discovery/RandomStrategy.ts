@@ -10,6 +10,7 @@ export class RandomStrategy implements ProviderStrategy {
     this.random = random;
   }
 
+  /** An instance at random; null for an empty list. */
   getInstance<T = ServicePayload>(instances: readonly ServiceInstance<T>[]): ServiceInstance<T> | null {
     if (instances.length === 0) return null;
     return instances[Math.min(instances.length - 1, Math.floor(this.random() * instances.length))];

@@ -9,6 +9,7 @@ import type { ServiceInstance, ServicePayload } from './ServiceInstance';
 export class RoundRobinStrategy implements ProviderStrategy {
   private index = 0;
 
+  /** The instance after the one picked last time (the first one the first time); null for an empty list. */
   getInstance<T = ServicePayload>(instances: readonly ServiceInstance<T>[]): ServiceInstance<T> | null {
     if (instances.length === 0) return null;
     const at = this.index % instances.length;

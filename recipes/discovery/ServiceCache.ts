@@ -16,8 +16,11 @@ const log = debug('zk-recipes:discovery:cache');
 
 /** What a ServiceCache needs of its discovery: where the services are and how to read them. */
 export interface ServiceCacheSource {
+  /** The client the cache reads with. */
   readonly client: ZkClient;
+  /** The services' parent: the cache watches `<basePath>/<name>`. */
   readonly basePath: string;
+  /** Reads each instance's JSON. */
   readonly serializer: JsonInstanceSerializer;
 }
 
@@ -43,6 +46,8 @@ export interface ServiceCacheEvents {
   stateChanged: [state: ConnectionState];
   /** A node under the service holds no instance (it is left out), or a read failed (it is tried again). Emitted only when someone listens. */
   error: [err: unknown];
+  /** The cache closed. */
+  closed: [];
 }
 
 type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
@@ -91,20 +96,18 @@ export class ServiceCache extends EventEmitter<ServiceCacheEvents> implements As
   private lifecycle: Lifecycle = 'LATENT';
   private closed: Promise<void> | undefined;
   private readonly onState = (state: ConnectionState) => this.emitSafely('stateChanged', state);
-  private readonly onClose: ((cache: ServiceCache) => void) | undefined;
 
   /**
    * Prefer `discovery.serviceCache(name)`, which closes the cache with the discovery.
    *
    * @throws InvalidArgumentError for a bad name (before any I/O).
    */
-  constructor(discovery: ServiceCacheSource, name: string, onClose?: (cache: ServiceCache) => void) {
+  constructor(discovery: ServiceCacheSource, name: string) {
     super();
     this.name = validateNodeName(name, 'name');
     this.client = discovery.client;
     this.serializer = discovery.serializer;
     this.path = joinPath(discovery.basePath, this.name);
-    this.onClose = onClose;
     this.children = new PathChildrenCache(this.client, this.path);
     this.children.on('childAdded', (child) => this.put(child));
     this.children.on('childUpdated', (child) => this.put(child));
@@ -166,11 +169,12 @@ export class ServiceCache extends EventEmitter<ServiceCacheEvents> implements As
       this.instances.clear();
       this.sorted = undefined;
       this.version = 0;
-      this.onClose?.(this);
+      this.emitSafely('closed');
     })();
     return this.closed;
   }
 
+  /** `close()`, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

@@ -223,8 +223,8 @@ export class ServiceDiscovery implements AsyncDisposable {
    */
   serviceCache(name: string): ServiceCache {
     this.checkOpen();
-    const cache = new ServiceCache(this, name, (c) => this.closeables.delete(c));
-    this.closeables.add(cache);
+    const cache = new ServiceCache(this, name);
+    this.keepUntilClosed(cache, cache);
     return cache;
   }
 
@@ -235,8 +235,8 @@ export class ServiceDiscovery implements AsyncDisposable {
    */
   serviceProvider(name: string, options?: ServiceProviderOptions): ServiceProvider {
     this.checkOpen();
-    const provider = new ServiceProvider(this, name, options, (p) => this.closeables.delete(p));
-    this.closeables.add(provider);
+    const provider = new ServiceProvider(this, name, options);
+    this.keepUntilClosed(provider, provider.cache);
     return provider;
   }
 
@@ -259,6 +259,12 @@ export class ServiceDiscovery implements AsyncDisposable {
 
   private checkStarted(): void {
     if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the ServiceDiscovery is ${this.lifecycle === 'LATENT' ? 'not started' : 'closed'}`, { path: this.basePath });
+  }
+
+  /** Holds a cache or provider for `close()` until it closes (a provider closes with its cache). */
+  private keepUntilClosed(closeable: ServiceCache | ServiceProvider, cache: ServiceCache): void {
+    this.closeables.add(closeable);
+    cache.once('closed', () => this.closeables.delete(closeable));
   }
 
   private checkOpen(): void {

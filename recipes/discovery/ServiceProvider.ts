@@ -56,7 +56,7 @@ export class ServiceProvider implements AsyncDisposable {
    *
    * @throws InvalidArgumentError for a bad name or option (before any I/O).
    */
-  constructor(discovery: ServiceCacheSource, name: string, options: ServiceProviderOptions = {}, onClose?: (provider: ServiceProvider) => void) {
+  constructor(discovery: ServiceCacheSource, name: string, options: ServiceProviderOptions = {}) {
     const o = validateOptions(options, 'options');
     if (o.strategy !== undefined && typeof o.strategy?.getInstance !== 'function') {
       throw new InvalidArgumentError(`strategy must be a ProviderStrategy (with getInstance), got ${describeValue(o.strategy)}`);
@@ -66,7 +66,7 @@ export class ServiceProvider implements AsyncDisposable {
     this.filters = Object.freeze((o.filters ?? []).map((f, i) => validateFunction(f, `filters[${i}]`)));
     const now = o.now === undefined ? Date.now : validateFunction(o.now, 'now');
     this.down = new DownInstanceManager(o.downInstancePolicy, now);
-    this.cache = new ServiceCache(discovery, name, onClose && (() => onClose(this)));
+    this.cache = new ServiceCache(discovery, name);
     this.name = this.cache.name;
   }
 
@@ -96,6 +96,7 @@ export class ServiceProvider implements AsyncDisposable {
     await this.cache.close();
   }
 
+  /** `close()`, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

@@ -23,6 +23,7 @@ export class StickyStrategy implements ProviderStrategy {
     return this.picks;
   }
 
+  /** The instance kept, if it is still in the list; else one picked by the master strategy (null for an empty list). */
   getInstance<T = ServicePayload>(instances: readonly ServiceInstance<T>[]): ServiceInstance<T> | null {
     const kept = this.ours === undefined ? undefined : instances.find((i) => i.id === this.ours);
     if (kept) return kept;
