@@ -1,6 +1,6 @@
 import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance, type ServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import type { ZkClient } from '../../src';
-import { TestingServer, expireSession } from '../../src/testing';
+import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
 import { Clients, StateRecorder, eventually, randomRoot, timing } from '../helpers';
 import { CuratorPeer } from './CuratorPeer';
 
@@ -251,5 +251,51 @@ describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same ba
     for (let i = 0; i < 2; i++) await peer.request('discovery.provider.noteError', { name: 'p', instanceId: 'node' });
     expect(await peer.request('discovery.provider.allIds', { name: 'p' })).toMatchObject({ ids: ['java'] });
     expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ instanceId: 'java', description: 'j' });
+  });
+
+  it("a partition longer than the session: our provider keeps picking from its last list, and catches up with Curator's changes once healed", async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const cut = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const states = new StateRecorder(cut);
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'j1', port: 1, description: 'one', weight: 1 });
+    const provider = (await discovery(cut)).serviceProvider('billing');
+    await provider.start({ timeoutMs: timing(20_000) });
+    expect(provider.getInstance()?.id).toBe('j1');
+    const mark = states.mark();
+    proxy.blackhole();
+    await peer.request('discovery.unregister', { name: 'd', service: 'billing', instanceId: 'j1' });
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'j2', port: 2, description: 'two', weight: 2 });
+    await states.waitFor('LOST', mark);
+    expect(provider.getInstance()?.id).toBe('j1');
+    const caughtUp = providerHolds(provider, ['j2']);
+    proxy.heal();
+    await caughtUp;
+    expect(provider.getInstance()).toMatchObject({ id: 'j2', port: 2, payload: { '@class': DETAILS_CLASS, description: 'two', weight: 2 } });
+  });
+
+  it("the server restarts: a Node instance whose session ended meanwhile is back for Curator's ServiceCache and ServiceProvider", async () => {
+    await peer.request('discovery.cache.new', { name: 'c', discovery: 'd', service: 'api' });
+    const node = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 4_000 });
+    const states = new StateRecorder(node);
+    const d = await discovery(node);
+    const since = peer.mark();
+    await d.registerService(createServiceInstance({ name: 'api', id: 'n', port: 7, payload: { description: 'back', weight: 7 } }));
+    await curatorCacheChangedTo(['n'], since);
+    const oldSession = node.sessionId;
+    const mark = states.mark();
+    await server.stop();
+    try {
+      await states.waitFor('LOST', mark);
+    } finally {
+      await server.start();
+    }
+    await states.waitFor('RECONNECTED', mark);
+    await eventually('n in the new session', async () => {
+      const owner = (await client.exists(`${base}/api/n`))?.ephemeralOwner;
+      return owner !== undefined && owner !== oldSession && owner === node.sessionId;
+    });
+    await eventually("Curator's cache holding n", async () => (await peer.request<{ ids: string[] }>('discovery.cache.ids', { name: 'c' })).ids.join() === 'n');
+    await peer.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'api' });
+    expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: true, instanceId: 'n', port: 7, description: 'back', weight: 7 });
   });
 });
