@@ -138,10 +138,10 @@ describe("the README's first programs", () => {
     expect(await childrenOf(observer, '/queues/emails')).toEqual([]);
   });
 
-  it('the service registers, finds itself with its address and payload, and on exit is unregistered', async () => {
+  it('the service registers, a provider picks it and the program calls it, and on exit it is unregistered', async () => {
     const program = new Program(join(dir, 'discovery.mjs'), server.connectString);
     expect(await program.exitCode()).toBe(0);
-    expect(program.output).toMatch(/^found [0-9a-f-]{36} at http:\/\/[^ ]*:8080, version 1\.4\.2$/m);
+    expect(program.output).toMatch(/^called [0-9a-f-]{36}, version 1\.4\.2: hello from reports$/m);
     const observer = await clients.connect({ connectString: server.connectString });
     expect(await childrenOf(observer, '/services/reports')).toEqual([]);
   });

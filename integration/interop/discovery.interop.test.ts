@@ -1,7 +1,7 @@
-import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance } from '../../recipes/discovery';
+import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance, type ServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import type { ZkClient } from '../../src';
-import { TestingServer, expireSession } from '../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot } from '../helpers';
+import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
+import { Clients, StateRecorder, eventually, randomRoot, timing } from '../helpers';
 import { CuratorPeer } from './CuratorPeer';
 
 /** The peer's payload class, which Curator's Jackson instantiates from the @class property. */
@@ -42,7 +42,7 @@ describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same ba
   });
   afterEach(async () => {
     await Promise.all(discoveries.splice(0).map((d) => d.close()));
-    await peer.request('forget', { name: 'd' });
+    for (const name of ['p', 'c', 'd']) await peer.request('forget', { name });
     await clients.closeAll();
   });
   afterAll(async () => {
@@ -153,5 +153,149 @@ describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same ba
     await d.registerService(createServiceInstance({ name: 'static', id: 'n', serviceType: 'PERMANENT' }));
     expect(await curatorQuery('static', 'n')).toMatchObject({ found: true, serviceType: 'PERMANENT', description: null });
     await peer.request('discovery.unregister', { name: 'd', service: 'static', instanceId: 'j' });
+  });
+
+  /** Resolves once Curator's ServiceCache 'c' reports a change to exactly `ids` (after `since`). */
+  const curatorCacheChangedTo = (ids: string[], since: number) =>
+    peer.waitForEvent((e) => e.event === 'serviceCacheChanged' && e.name === 'c' && JSON.stringify(e.ids) === JSON.stringify(ids), { since });
+  /** Resolves once our provider's cache holds exactly `ids`. */
+  const providerHolds = (provider: ServiceProvider, ids: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const same = (l: ServiceInstance[]) => JSON.stringify(l.map((i) => i.id)) === JSON.stringify(ids);
+      if (same(provider.cache.getInstances())) return resolve();
+      const timer = setTimeout(() => reject(new Error(`the provider never held ${JSON.stringify(ids)}`)), timing(20_000));
+      const listener = (l: ServiceInstance[]) => {
+        if (!same(l)) return;
+        clearTimeout(timer);
+        provider.cache.off('changed', listener);
+        resolve();
+      };
+      provider.cache.on('changed', listener);
+    });
+
+  it("a Java service registers and a Node ServiceProvider picks it, payload included; Curator unregisters it and the provider's cache drops it", async () => {
+    const d = await discovery();
+    const provider = d.serviceProvider('billing');
+    await provider.start({ timeoutMs: timing(20_000) });
+    expect(provider.getInstance()).toBeNull();
+    const seen = providerHolds(provider, ['java-1']);
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'java-1', address: '10.0.0.9', port: 9000, uriSpec: '{scheme}://{address}:{port}', description: 'from java', weight: 3 });
+    await seen;
+    const picked = provider.getInstance();
+    expect(picked).toMatchObject({ id: 'java-1', address: '10.0.0.9', port: 9000, payload: { '@class': DETAILS_CLASS, description: 'from java', weight: 3 } });
+    expect(picked?.uriSpec?.build(picked)).toBe('http://10.0.0.9:9000');
+
+    const gone = providerHolds(provider, []);
+    await peer.request('discovery.unregister', { name: 'd', service: 'billing', instanceId: 'java-1' });
+    await gone;
+    expect(provider.getInstance()).toBeNull();
+  });
+
+  it("a Node service registers and Curator's ServiceProvider picks it and reads its payload; Node unregisters and Curator's ServiceCache sees it go", async () => {
+    await peer.request('discovery.cache.new', { name: 'c', discovery: 'd', service: 'api' });
+    const d = await discovery();
+    const instance = createServiceInstance({ name: 'api', id: 'node-1', port: 8080, uriSpec: '{scheme}://{address}:{port}', payload: { description: 'from node', weight: 5 } });
+    const since = peer.mark();
+    await d.registerService(instance);
+    await curatorCacheChangedTo(['node-1'], since);
+    await peer.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'api' });
+    expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({
+      found: true,
+      instanceId: 'node-1',
+      address: instance.address,
+      port: 8080,
+      uri: `http://${instance.address}:8080`,
+      description: 'from node',
+      weight: 5,
+    });
+
+    const before = peer.mark();
+    await d.unregisterService(instance);
+    await curatorCacheChangedTo([], before);
+    // The provider has a cache of its own, which hears the delete in its own time.
+    await eventually("Curator's provider without the instance", async () => (await peer.request<{ ids: string[] }>('discovery.provider.allIds', { name: 'p' })).ids.length === 0);
+    expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: false });
+  });
+
+  it("a Node instance's session expires: Curator's ServiceCache sees it go and come back", async () => {
+    await peer.request('discovery.cache.new', { name: 'c', discovery: 'd', service: 'api' });
+    const expiring = await clients.connect({ connectString: server.connectString });
+    const states = new StateRecorder(expiring);
+    const d = await discovery(expiring);
+    const since = peer.mark();
+    await d.registerService(createServiceInstance({ name: 'api', id: 'phoenix', payload: { description: 'me', weight: 1 } }));
+    await curatorCacheChangedTo(['phoenix'], since);
+    const mark = states.mark();
+    const expiry = peer.mark();
+    await expireSession(expiring);
+    await curatorCacheChangedTo([], expiry);
+    await states.waitForNewSession(mark);
+    await curatorCacheChangedTo(['phoenix'], expiry);
+    expect(await peer.request('discovery.cache.ids', { name: 'c' })).toMatchObject({ ids: ['phoenix'] });
+  });
+
+  it('a Java instance marked down by noteError in Curator, and a Node one in ours: each provider moves to the other instance', async () => {
+    await peer.request('discovery.register', { name: 'd', service: 'mixed', instanceId: 'java', port: 1, description: 'j', weight: 1 });
+    const d = await discovery();
+    await d.registerService(createServiceInstance({ name: 'mixed', id: 'node', port: 2, payload: { description: 'n', weight: 2 } }));
+    const provider = d.serviceProvider('mixed');
+    await provider.start({ timeoutMs: timing(20_000) });
+    await providerHolds(provider, ['java', 'node']);
+    const java = provider.getAllInstances()[0];
+    provider.noteError(java);
+    provider.noteError(java);
+    expect(Array.from({ length: 3 }, () => provider.getInstance()?.id)).toEqual(['node', 'node', 'node']);
+
+    await peer.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'mixed' });
+    expect(await peer.request('discovery.provider.allIds', { name: 'p' })).toMatchObject({ ids: ['java', 'node'] });
+    for (let i = 0; i < 2; i++) await peer.request('discovery.provider.noteError', { name: 'p', instanceId: 'node' });
+    expect(await peer.request('discovery.provider.allIds', { name: 'p' })).toMatchObject({ ids: ['java'] });
+    expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ instanceId: 'java', description: 'j' });
+  });
+
+  it("a partition longer than the session: our provider keeps picking from its last list, and catches up with Curator's changes once healed", async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    const cut = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const states = new StateRecorder(cut);
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'j1', port: 1, description: 'one', weight: 1 });
+    const provider = (await discovery(cut)).serviceProvider('billing');
+    await provider.start({ timeoutMs: timing(20_000) });
+    expect(provider.getInstance()?.id).toBe('j1');
+    const mark = states.mark();
+    proxy.blackhole();
+    await peer.request('discovery.unregister', { name: 'd', service: 'billing', instanceId: 'j1' });
+    await peer.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'j2', port: 2, description: 'two', weight: 2 });
+    await states.waitFor('LOST', mark);
+    expect(provider.getInstance()?.id).toBe('j1');
+    const caughtUp = providerHolds(provider, ['j2']);
+    proxy.heal();
+    await caughtUp;
+    expect(provider.getInstance()).toMatchObject({ id: 'j2', port: 2, payload: { '@class': DETAILS_CLASS, description: 'two', weight: 2 } });
+  });
+
+  it("the server restarts: a Node instance whose session ended meanwhile is back for Curator's ServiceCache and ServiceProvider", async () => {
+    await peer.request('discovery.cache.new', { name: 'c', discovery: 'd', service: 'api' });
+    const node = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 4_000 });
+    const states = new StateRecorder(node);
+    const d = await discovery(node);
+    const since = peer.mark();
+    await d.registerService(createServiceInstance({ name: 'api', id: 'n', port: 7, payload: { description: 'back', weight: 7 } }));
+    await curatorCacheChangedTo(['n'], since);
+    const oldSession = node.sessionId;
+    const mark = states.mark();
+    await server.stop();
+    try {
+      await states.waitFor('LOST', mark);
+    } finally {
+      await server.start();
+    }
+    await states.waitFor('RECONNECTED', mark);
+    await eventually('n in the new session', async () => {
+      const owner = (await client.exists(`${base}/api/n`))?.ephemeralOwner;
+      return owner !== undefined && owner !== oldSession && owner === node.sessionId;
+    });
+    await eventually("Curator's cache holding n", async () => (await peer.request<{ ids: string[] }>('discovery.cache.ids', { name: 'c' })).ids.join() === 'n');
+    await peer.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'api' });
+    expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: true, instanceId: 'n', port: 7, description: 'back', weight: 7 });
   });
 });

@@ -59,13 +59,19 @@ import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.x.discovery.ServiceCache;
 import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
 import org.apache.curator.x.discovery.ServiceInstance;
 import org.apache.curator.x.discovery.ServiceInstanceBuilder;
+import org.apache.curator.x.discovery.ServiceProvider;
 import org.apache.curator.x.discovery.ServiceType;
 import org.apache.curator.x.discovery.UriSpec;
 import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
+import org.apache.curator.x.discovery.details.ServiceCacheListener;
+import org.apache.curator.x.discovery.strategies.RandomStrategy;
+import org.apache.curator.x.discovery.strategies.RoundRobinStrategy;
+import org.apache.curator.x.discovery.strategies.StickyStrategy;
 import org.apache.zookeeper.CreateMode;
 
 /**
@@ -612,19 +618,53 @@ public final class CuratorPeer {
                 reply.with("ids", ids);
                 return;
             }
-            case "discovery.queryForInstance": {
-                ServiceInstance<ServiceDetails> i = discovery(a).queryForInstance(str(a, "service"), str(a, "instanceId"));
-                reply.with("found", i != null);
-                if (i == null) return;
-                reply.with("instanceId", i.getId()).with("address", i.getAddress()).with("port", i.getPort()).with("sslPort", i.getSslPort())
-                        .with("serviceType", i.getServiceType().name()).with("enabled", i.isEnabled())
-                        .with("registrationTimeUTC", i.getRegistrationTimeUTC())
-                        .with("uri", i.getUriSpec() == null ? null : i.buildUriSpec())
-                        .with("description", i.getPayload() == null ? null : i.getPayload().description)
-                        .with("weight", i.getPayload() == null ? null : i.getPayload().weight)
-                        .with("json", new String(new JsonInstanceSerializer<>(ServiceDetails.class).serialize(i), StandardCharsets.UTF_8));
+            case "discovery.queryForInstance":
+                describeInstance(discovery(a).queryForInstance(str(a, "service"), str(a, "instanceId")), reply);
+                return;
+
+            // ---- Curator's ServiceProvider and ServiceCache over a discovery named by `discovery`
+            case "discovery.provider.new": {
+                String strategy = a.get("strategy") instanceof String ? str(a, "strategy") : "roundRobin";
+                ServiceProvider<ServiceDetails> provider = discoveryNamed(str(a, "discovery")).serviceProviderBuilder().serviceName(str(a, "service"))
+                        .providerStrategy(strategy.equals("random") ? new RandomStrategy<>() : strategy.equals("sticky") ? new StickyStrategy<>(new RoundRobinStrategy<>()) : new RoundRobinStrategy<>())
+                        .build();
+                provider.start();
+                define(a, provider);
                 return;
             }
+            case "discovery.provider.getInstance":
+                describeInstance(provider(a).getInstance(), reply);
+                return;
+            case "discovery.provider.allIds":
+                reply.with("ids", sortedIds(provider(a).getAllInstances()));
+                return;
+            case "discovery.provider.noteError":
+                for (ServiceInstance<ServiceDetails> i : provider(a).getAllInstances()) {
+                    if (i.getId().equals(str(a, "instanceId"))) provider(a).noteError(i);
+                }
+                return;
+            case "discovery.cache.new": {
+                // Each change is an event with the ids then held, so a test waits for a list, not for time.
+                String cacheName = str(a, "name");
+                ServiceCache<ServiceDetails> cache = discoveryNamed(str(a, "discovery")).serviceCacheBuilder().name(str(a, "service")).build();
+                cache.addListener(new ServiceCacheListener() {
+                    @Override
+                    public void cacheChanged() {
+                        emit(event("serviceCacheChanged").with("name", cacheName).with("ids", sortedIds(cache.getInstances())));
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework c, ConnectionState state) {
+                        // the peer reports its states already
+                    }
+                });
+                cache.start();
+                define(a, cache);
+                return;
+            }
+            case "discovery.cache.ids":
+                reply.with("ids", sortedIds(serviceCache(a).getInstances()));
+                return;
 
             // ---- benchmark
             case "bench.mutexLoop":
@@ -685,6 +725,43 @@ public final class CuratorPeer {
     @SuppressWarnings("unchecked")
     private ServiceDiscovery<ServiceDetails> discovery(Map<String, Object> a) {
         return get(a, ServiceDiscovery.class);
+    }
+
+    @SuppressWarnings("unchecked")
+    private ServiceDiscovery<ServiceDetails> discoveryNamed(String name) {
+        Object o = objects.get(name);
+        if (!(o instanceof ServiceDiscovery)) throw new IllegalStateException("no discovery named \"" + name + "\"");
+        return (ServiceDiscovery<ServiceDetails>) o;
+    }
+
+    @SuppressWarnings("unchecked")
+    private ServiceProvider<ServiceDetails> provider(Map<String, Object> a) {
+        return get(a, ServiceProvider.class);
+    }
+
+    @SuppressWarnings("unchecked")
+    private ServiceCache<ServiceDetails> serviceCache(Map<String, Object> a) {
+        return get(a, ServiceCache.class);
+    }
+
+    private static List<String> sortedIds(Collection<ServiceInstance<ServiceDetails>> instances) {
+        List<String> ids = new ArrayList<>();
+        for (ServiceInstance<ServiceDetails> i : instances) ids.add(i.getId());
+        java.util.Collections.sort(ids);
+        return ids;
+    }
+
+    /** An instance's fields as Curator read them, its payload's included; `found` false for none. */
+    private static void describeInstance(ServiceInstance<ServiceDetails> i, Json.Obj reply) throws Exception {
+        reply.with("found", i != null);
+        if (i == null) return;
+        reply.with("instanceId", i.getId()).with("address", i.getAddress()).with("port", i.getPort()).with("sslPort", i.getSslPort())
+                .with("serviceType", i.getServiceType().name()).with("enabled", i.isEnabled())
+                .with("registrationTimeUTC", i.getRegistrationTimeUTC())
+                .with("uri", i.getUriSpec() == null ? null : i.buildUriSpec())
+                .with("description", i.getPayload() == null ? null : i.getPayload().description)
+                .with("weight", i.getPayload() == null ? null : i.getPayload().weight)
+                .with("json", new String(new JsonInstanceSerializer<>(ServiceDetails.class).serialize(i), StandardCharsets.UTF_8));
     }
 
     /** An instance from the flat arguments: service, instanceId, address?, port?, sslPort?, uriSpec?, serviceType?, registrationTimeUTC?, description?, weight?, enabled?. */

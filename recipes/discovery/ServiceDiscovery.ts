@@ -8,7 +8,9 @@ import { Deadline, DeadlineScope, waitFor } from '../../src/util/deadline';
 import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
 import { PersistentNode, type PersistentNodeWaitOptions } from '../nodes/PersistentNode';
 import { JsonInstanceSerializer } from './JsonInstanceSerializer';
+import { ServiceCache } from './ServiceCache';
 import { validateNodeName, type ServiceInstance, type ServicePayload } from './ServiceInstance';
+import { ServiceProvider, type ServiceProviderOptions } from './ServiceProvider';
 
 const log = debug('zk-recipes:discovery');
 
@@ -62,7 +64,8 @@ const isDynamic = (i: ServiceInstance<unknown>) => i.serviceType === 'DYNAMIC' |
  *   resolve once the server confirms the deletes, or within about a second with them left to the
  *   background (guaranteed deletes, retried while disconnected).
  * - Queries read the server each time (no cache): `queryForNames`, `queryForInstances`,
- *   `queryForInstance`.
+ *   `queryForInstance`. For a list kept up to date, `serviceCache(name)`; to pick an instance to
+ *   call, `serviceProvider(name)`. `close()` closes those too.
  *
  * @example
  * ```ts
@@ -78,6 +81,7 @@ export class ServiceDiscovery implements AsyncDisposable {
   readonly serializer: JsonInstanceSerializer;
   private readonly thisInstance: ServiceInstance<ServicePayload> | undefined;
   private readonly registrations = new Map<string, Registration>();
+  private readonly closeables = new Set<ServiceCache | ServiceProvider>();
   private lifecycle: Lifecycle = 'LATENT';
   private closed: Promise<void> | undefined;
 
@@ -212,13 +216,39 @@ export class ServiceDiscovery implements AsyncDisposable {
     return await this.timed(o, `reading ${path}`, (signal) => this.read(path, signal));
   }
 
-  /** Unregisters every instance registered here and stops. Idempotent. */
+  /**
+   * A ServiceCache of a service's instances, not started; `close()` of this discovery closes it.
+   *
+   * @throws InvalidArgumentError for a bad name; IllegalStateError when the discovery is closed.
+   */
+  serviceCache(name: string): ServiceCache {
+    this.checkOpen();
+    const cache = new ServiceCache(this, name);
+    this.keepUntilClosed(cache, cache);
+    return cache;
+  }
+
+  /**
+   * A ServiceProvider of a service, not started; `close()` of this discovery closes it.
+   *
+   * @throws InvalidArgumentError for a bad name or option; IllegalStateError when the discovery is closed.
+   */
+  serviceProvider(name: string, options?: ServiceProviderOptions): ServiceProvider {
+    this.checkOpen();
+    const provider = new ServiceProvider(this, name, options);
+    this.keepUntilClosed(provider, provider.cache);
+    return provider;
+  }
+
+  /** Unregisters every instance registered here, closes the caches and providers made here, and stops. Idempotent. */
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.lifecycle = 'CLOSED';
       const all = [...this.registrations.values()];
       this.registrations.clear();
-      await Promise.all(all.map((r) => this.remove(r)));
+      const closeables = [...this.closeables];
+      this.closeables.clear();
+      await Promise.all([...all.map((r) => this.remove(r)), ...closeables.map((c) => c.close())]);
     })();
     return this.closed;
   }
@@ -229,6 +259,16 @@ export class ServiceDiscovery implements AsyncDisposable {
 
   private checkStarted(): void {
     if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the ServiceDiscovery is ${this.lifecycle === 'LATENT' ? 'not started' : 'closed'}`, { path: this.basePath });
+  }
+
+  /** Holds a cache or provider for `close()` until it closes (a provider closes with its cache). */
+  private keepUntilClosed(closeable: ServiceCache | ServiceProvider, cache: ServiceCache): void {
+    this.closeables.add(closeable);
+    cache.once('closed', () => this.closeables.delete(closeable));
+  }
+
+  private checkOpen(): void {
+    if (this.lifecycle === 'CLOSED') throw new IllegalStateError('the ServiceDiscovery is closed', { path: this.basePath });
   }
 
   private checkWait(options: ServiceDiscoveryWaitOptions | undefined): PersistentNodeWaitOptions {
