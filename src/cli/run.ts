@@ -6,6 +6,7 @@ import { helpText, parseCommandLine, type Invocation, type ViewName } from './ar
 import type { Command, Report } from './command';
 import { connectFailure, openClient } from './connect';
 import { CliError, ExitCode, type ExitCodeValue } from './errors';
+import type { CliIo } from './io';
 import { escapeInvisible } from './format';
 import { leaderCommand } from './leader';
 import { locksCommand } from './locks';
@@ -15,15 +16,9 @@ import { runServer } from './server';
 import { treeCommand } from './tree';
 import { watchView } from './watch';
 
-const log = debug('zk-recipes:cli');
+export type { CliIo } from './io';
 
-/** Where the CLI writes. `stdout.isTTY` picks a redrawn screen for `watch`. */
-export interface CliIo {
-  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
-  readonly stderr: { write(text: string): unknown };
-  /** Ends a `watch` (the executable aborts it on SIGINT and SIGTERM); a one-shot command stops early. */
-  readonly stop?: AbortSignal;
-}
+const log = debug('zk-recipes:cli');
 
 /** The views, by command name. */
 export const COMMANDS: Readonly<Record<ViewName, Command>> = Object.freeze({

@@ -12,7 +12,7 @@ import { freePorts } from '../testing/ports';
 import { TestingServer, type TestingServerOptions } from '../testing/TestingServer';
 import { CliError, ExitCode, usageError, type ExitCodeValue } from './errors';
 import { parseFlags } from './flags';
-import type { CliIo } from './run';
+import type { CliIo } from './io';
 
 const log = debug('zk-recipes:cli:server');
 

@@ -7,7 +7,7 @@ import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
 import { CliError, ExitCode } from './errors';
-import type { CliIo } from './run';
+import type { CliIo } from './io';
 import { WatchedReader } from './WatchedReader';
 
 const log = debug('zk-recipes:cli:watch');
