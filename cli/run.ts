@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import debug from 'debug';
-import { ConnectionTimeoutError, isZkError } from '../errors';
-import { isRetryableError } from '../retry';
+import { ConnectionTimeoutError, isZkError } from '../src/errors';
+import { isRetryableError } from '../src/retry';
 import { helpText, parseCommandLine, type Invocation, type ViewName } from './args';
 import type { Command, Report } from './command';
 import { connectFailure, openClient } from './connect';
@@ -119,8 +119,8 @@ export function toCliError(err: unknown, invocation: Invocation | undefined, sto
 }
 
 function version(): string {
-  // Two levels up from src/cli in the sources, three from dist/src/cli once built.
-  for (const candidate of ['../../package.json', '../../../package.json']) {
+  // One level up from cli in the sources, two from dist/cli once built.
+  for (const candidate of ['../package.json', '../../package.json']) {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const pkg = require(candidate) as { name?: string; version?: string };

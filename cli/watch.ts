@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import debug from 'debug';
-import type { ZkClient } from '../client/ZkClient';
-import { ConnectionState } from '../client/ConnectionState';
-import { StepLoop } from '../util/StepLoop';
+import type { ZkClient } from '../src/client/ZkClient';
+import { ConnectionState } from '../src/client/ConnectionState';
+import { StepLoop } from '../src/util/StepLoop';
 import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
