@@ -1,5 +1,4 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
-import { markRetryable } from '../../src/retry/RetryPolicy';
+import { markRetryable, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /**
  * An optimistic update of an atomic value lost a race: another writer changed (or created) the
