@@ -19,18 +19,18 @@ const config: Config = {
   projects: [
     {
       displayName: 'unit',
-      testEnvironment: '<rootDir>/src/testing/jestEnvironment.ts',
+      testEnvironment: '<rootDir>/test/jestEnvironment.ts',
       transform: tsJest,
-      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts'],
-      setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
+      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/jestSetup.ts'],
     },
     {
       displayName: 'integration',
-      testEnvironment: '<rootDir>/src/testing/jestEnvironment.ts',
+      testEnvironment: '<rootDir>/test/jestEnvironment.ts',
       transform: tsJest,
       testMatch: ['<rootDir>/integration/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...otherTransport],
-      setupFilesAfterEnv: ['<rootDir>/src/testing/jestSetup.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/jestSetup.ts'],
       slowTestThreshold: 30,
     },
   ],

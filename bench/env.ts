@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { transportFactory, type TransportName } from '../src/transport/chooseTransport';
+import { transportFactory, type TransportName } from '../src/client/chooseTransport';
 
 const ROOT = join(__dirname, '..');
 

@@ -27,7 +27,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ZkClient } from '../src';
 import { HarnessSetupError, TestingServer } from '../src/testing';
-import { transportFactory } from '../src/transport/chooseTransport';
+import { transportFactory } from '../src/client/chooseTransport';
 import { clientTable, runClientBench } from './client';
 import { machine } from './env';
 import { startCurator } from './peers/curator';

@@ -2,8 +2,8 @@
  * The demo's own eyes on ZooKeeper: the CLI's views (what `zk-recipes watch locks …` shows), read
  * again each time one of their watches sees a change, and handed to the scene that shows them.
  */
-import type { Command, Report } from '../src/cli/command';
-import { WatchedReader } from '../src/cli/WatchedReader';
+import type { Command, Report } from '../cli/command';
+import { WatchedReader } from '../cli/WatchedReader';
 import type { ZkClient } from '../src';
 import { StepLoop } from '../src/util/StepLoop';
 

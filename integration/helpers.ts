@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ZkClient, isZkError, type ConnectionState, type ZkClientOptions } from '../src';
 import { RetryNTimes } from '../src/retry';
-import { TRANSPORT_NAMES, type TransportName } from '../src/transport/chooseTransport';
+import { TRANSPORT_NAMES, type TransportName } from '../src/client/chooseTransport';
 
 /** One factor scales every bounded wait in the integration tests (ZK_TEST_TIMING=2 on a slow machine). */
 export const TIMING = Number(process.env.ZK_TEST_TIMING ?? 1) || 1;

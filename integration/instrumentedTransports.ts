@@ -1,5 +1,5 @@
 import { ZkError } from '../src';
-import { transportFactory } from '../src/transport/chooseTransport';
+import { transportFactory } from '../src/client/chooseTransport';
 import type { Transport, TransportFactory } from '../src/transport/Transport';
 import { deferred } from '../src/util/async';
 import { TEST_TRANSPORT } from './helpers';

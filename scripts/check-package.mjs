@@ -231,8 +231,8 @@ try {
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
   if (!args.has('--skip-build')) run('build', 'npm', ['run', '--silent', 'build'], repo);
   // npm sets the bin's execute bit only when it installs the package; the build must set it for a clone.
-  const main = join(repo, 'dist', 'src', 'cli', 'main.js');
-  if ((statSync(main).mode & 0o111) === 0) throw new Error('the build left dist/src/cli/main.js without its execute bit');
+  const main = join(repo, 'dist', 'cli', 'main.js');
+  if ((statSync(main).mode & 0o111) === 0) throw new Error('the build left dist/cli/main.js without its execute bit');
   run('the built CLI runs as an executable in the clone', main, ['--version'], repo);
   const packed = JSON.parse(run('npm pack', 'npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], repo));
   const tarball = join(work, packed[0].filename);

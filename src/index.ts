@@ -23,5 +23,5 @@ export type {
 } from './client/ZkClient';
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type ResolvedClientOptions, type AclProvider, type AuthInfo } from './client/options';
 export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
-export type { TransportName } from './transport/chooseTransport';
+export type { TransportName } from './client/chooseTransport';
 export * from './metrics';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { locateCurator } from '../../integration/interop/CuratorPeer';
+import { locateCurator } from '../../interop/curatorInstallation';
 import { spawnGuardedJvm } from '../../src/testing/spawnJvm';
 import { LineProcess, RemotePeer } from './remote';
 

@@ -7,7 +7,7 @@
  * Usage: node --expose-gc -r ts-node/register/transpile-only memoryChild.ts <connectString> <protocol|native> <sessions>
  */
 import { ZkClient } from '../../src';
-import { transportFactory, type TransportName } from '../../src/transport/chooseTransport';
+import { transportFactory, type TransportName } from '../../src/client/chooseTransport';
 import { settle, snapshotIfAsked } from './heap';
 
 async function open(connectString: string, transport: TransportName, n: number): Promise<ZkClient[]> {

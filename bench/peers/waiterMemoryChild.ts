@@ -8,7 +8,7 @@
  */
 import { InterProcessMutex } from '../../recipes/locks';
 import { ZkClient } from '../../src';
-import type { TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/client/chooseTransport';
 import { ServerProbe } from '../server';
 import { HoldCounter } from './clock';
 import { settle, snapshotIfAsked } from './heap';

@@ -4,7 +4,7 @@
  * per transport: 'zk-recipes' on the protocol transport, 'zk-recipes-native' on the binding.
  */
 import { ZkClient } from '../../src';
-import type { TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/client/chooseTransport';
 import { LeaderLatch } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock } from '../../recipes/locks';
 import { DistributedQueue } from '../../recipes/queue';

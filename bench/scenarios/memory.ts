@@ -4,7 +4,7 @@
  * after full garbage collections before and after; the growth divided by N is the cost of one
  * session: RSS (everything, the binding's C heap included), and the JS heap alone.
  */
-import type { TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/client/chooseTransport';
 import { builtTransports } from '../env';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { median, ratio, rotate } from '../stats';

@@ -7,7 +7,7 @@
  * its own node and the one it watches, whatever the queue's length: the figure must not grow
  * with W. The queue then drains, each waiter holding alone (checked).
  */
-import type { TransportName } from '../../src/transport/chooseTransport';
+import type { TransportName } from '../../src/client/chooseTransport';
 import { builtTransports } from '../env';
 import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
 import { median, ratio, rotate } from '../stats';

@@ -3,8 +3,8 @@
  * numbers their requests (the lock nodes' sequence); the lock goes to them in that order, each
  * with a fencing token larger than the last.
  */
-import { locksCommand, type LocksReport } from '../../src/cli/locks';
-import { table } from '../../src/cli/format';
+import { locksCommand, type LocksReport } from '../../cli/locks';
+import { table } from '../../cli/format';
 import { overlaps, type Span } from '../checks';
 import { follow } from '../follow';
 import { now, type WorkerEvent } from '../protocol';

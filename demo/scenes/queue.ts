@@ -2,7 +2,7 @@
  * Scene 4: a DistributedQueue with two producers and two consumers in lock-safe mode (at least
  * once). Every item put must be handled; none may be lost.
  */
-import { queueCommand, type QueueReport } from '../../src/cli/queue';
+import { queueCommand, type QueueReport } from '../../cli/queue';
 import { seconds } from '../checks';
 import { follow } from '../follow';
 import { now, type WorkerEvent } from '../protocol';

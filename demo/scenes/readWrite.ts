@@ -4,7 +4,7 @@
  * reader slips ahead of a waiting writer); the readers leave, the writer writes alone, then the
  * last reader reads.
  */
-import { locksCommand, type LockNode, type LocksReport } from '../../src/cli/locks';
+import { locksCommand, type LockNode, type LocksReport } from '../../cli/locks';
 import { anyTogether, overlaps, seconds, type Span } from '../checks';
 import { follow } from '../follow';
 import { now, type WorkerEvent } from '../protocol';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { runCli } from '../../src/cli/run';
+import { runCli } from '../../cli/run';
 import { timing } from '../helpers';
 
 /** What a run of the CLI printed, and its exit code. */
@@ -76,7 +76,7 @@ export async function cliJson<T = Record<string, unknown>>(argv: readonly string
   return JSON.parse(run.stdout) as T;
 }
 
-const MAIN = join(__dirname, '..', '..', 'src', 'cli', 'main.ts');
+const MAIN = join(__dirname, '..', '..', 'cli', 'main.ts');
 // The ZooKeeper C client's sockets lack close-on-exec: the child must not keep this process's sessions.
 const CLOSE_INHERITED = 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && [ -e "/proc/$$/fd/$fd" ] && eval "exec $fd>&-"; done';
 

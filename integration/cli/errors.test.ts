@@ -1,5 +1,5 @@
 import { LeaderLatch } from '../../recipes/leader';
-import { ExitCode } from '../../src/cli/errors';
+import { ExitCode } from '../../cli/errors';
 import { Perms, type ZkClient } from '../../src';
 import { FaultProxy, TestingServer, freePorts } from '../../src/testing';
 import { Clients, eventually, randomRoot, timing } from '../helpers';

@@ -3,7 +3,7 @@
  * names and data holding Unicode format characters it must not print raw.
  */
 import { InterProcessMutex } from '../../recipes/locks';
-import type { LocksReport } from '../../src/cli/locks';
+import type { LocksReport } from '../../cli/locks';
 import type { ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
 import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ExitCode } from '../../src/cli/errors';
+import { ExitCode } from '../../cli/errors';
 import { freePorts } from '../../src/testing';
 import { Clients, randomRoot, timing } from '../helpers';
 import { Lines, cli, spawnCli } from './cliTesting';

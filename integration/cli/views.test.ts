@@ -1,10 +1,10 @@
 import { LeaderLatch, LeaderSelector } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2, type Lease } from '../../recipes/locks';
 import { DistributedDelayQueue, DistributedQueue, SimpleDistributedQueue } from '../../recipes/queue';
-import type { LeaderReport } from '../../src/cli/leader';
-import type { LocksReport } from '../../src/cli/locks';
-import type { QueueReport } from '../../src/cli/queue';
-import type { TreeNode, TreeReport } from '../../src/cli/tree';
+import type { LeaderReport } from '../../cli/leader';
+import type { LocksReport } from '../../cli/locks';
+import type { QueueReport } from '../../cli/queue';
+import type { TreeNode, TreeReport } from '../../cli/tree';
 import type { ZkClient } from '../../src';
 import { TestingServer } from '../../src/testing';
 import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';

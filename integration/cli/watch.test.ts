@@ -1,7 +1,7 @@
 import { InterProcessMutex } from '../../recipes/locks';
-import { ExitCode } from '../../src/cli/errors';
-import type { LocksReport } from '../../src/cli/locks';
-import type { QueueReport } from '../../src/cli/queue';
+import { ExitCode } from '../../cli/errors';
+import type { LocksReport } from '../../cli/locks';
+import type { QueueReport } from '../../cli/queue';
 import type { ZkClient } from '../../src';
 import { TestingServer, freePorts } from '../../src/testing';
 import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';

@@ -1,5 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { validatePositiveInt } from '../../src/validate';
+import { validatePositiveInt, type ZkClient } from '../../src/recipeKit';
 import { encodeCount } from '../shared/SharedCount';
 import { DistributedAtomicNumber, type NumberCodec } from './DistributedAtomicNumber';
 import { AtomicValueCorruptError } from './errors';

@@ -1,6 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue } from '../../src/validate';
+import { describeValue, InvalidArgumentError, type ZkClient } from '../../src/recipeKit';
 import { DistributedAtomicNumber, type NumberCodec } from './DistributedAtomicNumber';
 import { AtomicValueCorruptError } from './errors';
 import type { DistributedAtomicOptions } from './options';

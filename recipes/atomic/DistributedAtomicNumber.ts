@@ -1,5 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { validateOptions } from '../../src/validate';
+import { validateOptions, type ZkClient } from '../../src/recipeKit';
 import type { AtomicStats, AtomicValue } from './AtomicValue';
 import { DistributedAtomicValue } from './DistributedAtomicValue';
 import { operationSignal, type AtomicOperationOptions, type DistributedAtomicOptions } from './options';

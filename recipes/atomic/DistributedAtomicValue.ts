@@ -1,11 +1,5 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import type { RetryPolicy } from '../../src/retry';
-import { sleep } from '../../src/util/async';
-import { now } from '../../src/util/timers';
-import { toData, validateFunction } from '../../src/validate';
+import { isZkError, now, type RetryPolicy, sleep, toData, validateClient, validateFunction, validateRecipePath, type ZkClient } from '../../src/recipeKit';
 import { InterProcessMutex } from '../locks/InterProcessMutex';
 import { LockTimeoutError } from '../locks/errors';
 import { MutableStats, type AtomicValue } from './AtomicValue';

@@ -1,16 +1,17 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { markRetryable, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /**
  * An optimistic update of an atomic value lost a race: another writer changed (or created) the
  * node between our read and our write. It is what an atomic value's retry policy is asked about
- * between attempts (its code, 'CONTENDED', is retryable); it never reaches the caller, who sees
- * `succeeded: false` when the policy gives up.
+ * between attempts, marked retryable so that every policy may try again, as Curator's do; it never
+ * reaches the caller, who sees `succeeded: false` when the policy gives up.
  */
 export class AtomicContentionError extends ZkError {
   override name = 'AtomicContentionError';
   declare readonly code: 'CONTENDED';
   constructor(options: ZkErrorOptions = {}) {
     super('CONTENDED', `another writer changed ${options.path ?? 'the value'} first`, options);
+    markRetryable(this);
   }
 }
 

@@ -1,9 +1,15 @@
-import { validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { RetryNTimes, type RetryPolicy } from '../../src/retry';
-import { abortReason } from '../../src/util/async';
-import { describeValue, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
+import {
+  abortReason,
+  describeValue,
+  InvalidArgumentError,
+  RetryNTimes,
+  type RetryPolicy,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateTimeout,
+  type ZkClient,
+} from '../../src/recipeKit';
 
 /**
  * Curator's PromotedToLock: when optimistic attempts give up, take an InterProcessMutex at

@@ -1,9 +1,5 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { abortReason } from '../../src/util/async';
-import { validateOptions, validateSignal } from '../../src/validate';
+import { abortReason, isZkError, validateClient, validateOptions, validateRecipePath, validateSignal, type ZkClient } from '../../src/recipeKit';
 import { boundedWait, nodeBecomes, type BarrierWaitOptions } from './waits';
 
 const log = debug('zk-recipes:barriers:barrier');

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { validatePositiveInt } from '../../src/validate';
-import { NodeWatch } from '../../src/watch';
+import {
+  IllegalStateError,
+  isZkError,
+  joinPath,
+  NodeWatch,
+  type Session,
+  validateClient,
+  validatePositiveInt,
+  validateRecipePath,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { boundedWait, nodeBecomes, type BarrierWaitOptions } from './waits';
 
 const log = debug('zk-recipes:barriers:double');

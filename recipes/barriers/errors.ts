@@ -1,4 +1,4 @@
-import { TimeoutError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /** A barrier wait (`waitOnBarrier`, `enter`, `leave`) ran out of time. */
 export class BarrierTimeoutError extends TimeoutError {

@@ -1,9 +1,15 @@
 /** The waits of the barriers: for a node to come or go, bounded by a deadline and a signal. */
-import type { ZkClient } from '../../src/client/ZkClient';
-import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import { abortReason } from '../../src/util/async';
-import { Deadline, DeadlineScope } from '../../src/util/deadline';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import {
+  abortReason,
+  Deadline,
+  DeadlineScope,
+  type NodeData,
+  NodeWatch,
+  validateOptions,
+  validateSignal,
+  validateTimeout,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { BarrierTimeoutError } from './errors';
 
 /** Options of a barrier wait. */

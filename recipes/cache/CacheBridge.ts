@@ -1,8 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { emitSafely } from '../../src/util/events';
-import { validateBoolean, validateOptions } from '../../src/validate';
+import { emitSafely, validateBoolean, validateOptions, type ZkClient } from '../../src/recipeKit';
 import { CuratorCache, type CacheWaitOptions } from './CuratorCache';
 import type { CacheFilter } from './CacheScope';
 

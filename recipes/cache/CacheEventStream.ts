@@ -1,4 +1,4 @@
-import { abortReason } from '../../src/util/async';
+import { abortReason } from '../../src/recipeKit';
 import type { ChildData } from './ChildData';
 
 /** What a cache reports: a node created, changed or deleted, or the end of its first load. */

@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateFunction, validatePositiveInt } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateFunction, validatePositiveInt } from '../../src/recipeKit';
 
 /**
  * What a cache keeps of a node: its data and stat ('data'), its stat only ('stat'), or nothing,

@@ -1,4 +1,4 @@
-import type { Stat } from '../../src/transport/Transport';
+import type { Stat } from '../../src/recipeKit';
 
 /**
  * A node as a cache holds it (Curator's ChildData): its path (within the client's namespace), its

@@ -1,13 +1,22 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import { emitSafely } from '../../src/util/events';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError } from '../../src/errors';
-import { abortReason } from '../../src/util/async';
-import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { validateBoolean, validateFunction, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import type { NodeData } from '../../src/watch';
+import {
+  abortReason,
+  Deadline,
+  emitSafely,
+  IllegalStateError,
+  type NodeData,
+  TIMED_OUT,
+  validateBoolean,
+  validateClient,
+  validateFunction,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateTimeout,
+  waitFor,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { CacheEventStream, type CuratorCacheEvent } from './CacheEventStream';
 import { CacheScope, type CacheFilter } from './CacheScope';
 import { sameNode, type ChildData } from './ChildData';

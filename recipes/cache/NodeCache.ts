@@ -1,4 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
+import type { ZkClient } from '../../src/recipeKit';
 import { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
 import type { ChildData } from './ChildData';
 

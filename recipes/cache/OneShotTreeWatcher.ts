@@ -1,8 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { subscribe } from '../../src/util/events';
-import { StepLoop } from '../../src/util/StepLoop';
-import { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from '../../src/watch';
+import { ChildrenWatch, type NodeChildren, type NodeData, NodeWatch, StepLoop, subscribe, type ZkClient } from '../../src/recipeKit';
 import type { CacheScope } from './CacheScope';
 import type { TreeWatcher, TreeWatcherSink } from './TreeWatcher';
 

@@ -1,8 +1,5 @@
 import debug from 'debug';
-import type { PersistentWatch, PersistentWatchEvent } from '../../src/client/PersistentWatch';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { subscribe } from '../../src/util/events';
-import { StepLoop } from '../../src/util/StepLoop';
+import { type PersistentWatch, type PersistentWatchEvent, StepLoop, subscribe, type ZkClient } from '../../src/recipeKit';
 import type { CacheScope } from './CacheScope';
 import type { TreeWatcher, TreeWatcherSink } from './TreeWatcher';
 

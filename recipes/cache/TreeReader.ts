@@ -1,8 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { StepLoop } from '../../src/util/StepLoop';
-import type { NodeData } from '../../src/watch';
+import { isZkError, type NodeData, StepLoop, type ZkClient } from '../../src/recipeKit';
 import type { CacheScope } from './CacheScope';
 
 const log = debug('zk-recipes:cache:reader');

@@ -5,8 +5,7 @@
  * - a persistent recursive watch on the root (the protocol transport's addWatch), which reports
  *   paths without data, and may miss events across a reconnect: it then asks for a rebuild.
  */
-import type { ZkClient } from '../../src/client/ZkClient';
-import type { NodeData } from '../../src/watch';
+import type { NodeData, ZkClient } from '../../src/recipeKit';
 import type { CacheScope } from './CacheScope';
 
 /** What a tree watcher tells its cache. The cache never throws from these. */

@@ -1,4 +1,4 @@
-import { TimeoutError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /** `waitForInitialized` of a cache ran out of time. */
 export class CacheTimeoutError extends TimeoutError {

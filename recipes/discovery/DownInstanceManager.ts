@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateOptions, validatePositiveInt } from '../../src/recipeKit';
 import type { ServiceInstance } from './ServiceInstance';
 
 /**

@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateBoolean, validateOptions, validateString } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateBoolean, validateOptions, validateString } from '../../src/recipeKit';
 import { ServiceInstanceFormatError } from './errors';
 import { SERVICE_TYPES, validatePayload, type JsonValue, type ServiceInstance, type ServicePayload, type ServiceType } from './ServiceInstance';
 import { UriSpec, type UriSpecPart } from './UriSpec';

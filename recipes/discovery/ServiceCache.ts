@@ -1,12 +1,6 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import type { ConnectionState } from '../../src/client/ConnectionState';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { abortReason } from '../../src/util/async';
-import { emitSafely } from '../../src/util/events';
-import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
+import { abortReason, type ConnectionState, emitSafely, IllegalStateError, joinPath, validateOptions, validateSignal, validateTimeout, type ZkClient } from '../../src/recipeKit';
 import type { ChildData } from '../cache/ChildData';
 import { PathChildrenCache } from '../cache/PathChildrenCache';
 import type { JsonInstanceSerializer } from './JsonInstanceSerializer';

@@ -1,11 +1,21 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, TimeoutError, isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { abortReason } from '../../src/util/async';
-import { Deadline, DeadlineScope, waitFor } from '../../src/util/deadline';
-import { validateOptions, validateSignal, validateTimeout } from '../../src/validate';
+import {
+  abortReason,
+  Deadline,
+  DeadlineScope,
+  IllegalStateError,
+  InvalidArgumentError,
+  isZkError,
+  joinPath,
+  TimeoutError,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateTimeout,
+  waitFor,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { PersistentNode, type PersistentNodeWaitOptions } from '../nodes/PersistentNode';
 import { JsonInstanceSerializer } from './JsonInstanceSerializer';
 import { ServiceCache } from './ServiceCache';

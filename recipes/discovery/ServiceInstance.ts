@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateBoolean, validateOptions, validateString } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateBoolean, validateOptions, validateString } from '../../src/recipeKit';
 import { UriSpec } from './UriSpec';
 
 /**

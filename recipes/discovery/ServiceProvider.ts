@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateFunction, validateOptions } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateFunction, validateOptions } from '../../src/recipeKit';
 import { DownInstanceManager, type DownInstancePolicy } from './DownInstanceManager';
 import type { ProviderStrategy } from './ProviderStrategy';
 import { RoundRobinStrategy } from './RoundRobinStrategy';

@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { validateString } from '../../src/validate';
+import { InvalidArgumentError, validateString } from '../../src/recipeKit';
 import type { ServiceInstance } from './ServiceInstance';
 
 /** One part of a UriSpec: literal text, or the name of a variable (`variable: true`). Curator's `UriSpec.Part`. */

@@ -1,4 +1,4 @@
-import { ZkError, type ZkErrorOptions } from '../../src/errors';
+import { ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /**
  * A service instance node's data is not an instance in the JSON of Curator's

@@ -1,6 +1,6 @@
 import { ZkClient, type ConnectionStateErrorPolicy } from '../../src';
 import { RetryNTimes } from '../../src/retry';
-import { FakeTransport, FakeZooKeeper } from '../../src/transport/FakeTransport';
+import { FakeTransport, FakeZooKeeper } from '../../test/FakeTransport';
 import { LeaderLatch } from './LeaderLatch';
 
 function setup(policy: ConnectionStateErrorPolicy) {

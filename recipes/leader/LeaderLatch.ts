@@ -1,19 +1,31 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import debug from 'debug';
-import type { ConnectionState } from '../../src/client/ConnectionState';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import { deleteOwnNode } from '../../src/client/deleteOwnNode';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { ClientClosedError, IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
-import { joinPath, nodeName } from '../../src/paths';
-import { isSessionEndedError } from '../../src/retry';
-import { abortReason } from '../../src/util/async';
-import { Deadline } from '../../src/util/deadline';
-import { emitSafely, subscribe } from '../../src/util/events';
-import { StepLoop } from '../../src/util/StepLoop';
-import { validateOptions, validateSignal, validateString, validateTimeout } from '../../src/validate';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import {
+  abortReason,
+  ClientClosedError,
+  type ConnectionState,
+  Deadline,
+  deleteOwnNode,
+  emitSafely,
+  IllegalStateError,
+  InvalidArgumentError,
+  isSessionEndedError,
+  isZkError,
+  joinPath,
+  type NodeData,
+  nodeName,
+  NodeWatch,
+  type Session,
+  StepLoop,
+  subscribe,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateString,
+  validateTimeout,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { sortLockNodes } from '../locks/sequence';
 import { LeaderLatchClosedError, LeaderTimeoutError } from './errors';
 import { LEADER_LATCH_DEFAULTS, type LeaderLatchAwaitOptions, type LeaderLatchCloseMode, type LeaderLatchEvents, type LeaderLatchOptions } from './latchOptions';

@@ -1,11 +1,20 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { ClientClosedError, IllegalStateError } from '../../src/errors';
-import { metrics, startClock } from '../../src/metrics/channels';
-import { abortReason, sleep } from '../../src/util/async';
-import { validateBoolean, validateFunction, validateOptions, validateString } from '../../src/validate';
+import {
+  abortReason,
+  ClientClosedError,
+  IllegalStateError,
+  metrics,
+  sleep,
+  startClock,
+  validateBoolean,
+  validateClient,
+  validateFunction,
+  validateOptions,
+  validateRecipePath,
+  validateString,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { InterProcessMutex } from '../locks/InterProcessMutex';
 import { LeadershipInterruptedError } from './errors';
 import { LEADER_SELECTOR_NAME, RETRY_FIRST_MS, nextRetryDelay, readLeader, readParticipants, validateParticipantId, type Lifecycle, type Participant } from './participants';

@@ -1,5 +1,4 @@
-import { metrics, startClock } from '../../src/metrics/channels';
-import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
+import { Deadline, metrics, startClock, TIMED_OUT, waitFor } from '../../src/recipeKit';
 
 /**
  * Whether a participant leads, and who is told when that changes: the listeners (`onChange`), the

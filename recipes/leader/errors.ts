@@ -1,4 +1,4 @@
-import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /** Why a LeaderSelector ended a leadership itself: `interruptLeadership()` or `close()`. */
 export type LeadershipInterruptReason = 'INTERRUPTED' | 'CLOSED';

@@ -1,13 +1,19 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import { joinPath } from '../../src/paths';
-import { isRetryableError } from '../../src/retry';
-import { abortReason, raceAbort } from '../../src/util/async';
-import { StepLoop } from '../../src/util/StepLoop';
-import { validateOptions, validateSignal } from '../../src/validate';
-import { ChildrenWatch, NodeWatch } from '../../src/watch';
+import {
+  abortReason,
+  ChildrenWatch,
+  isRetryableError,
+  isZkError,
+  joinPath,
+  NodeWatch,
+  raceAbort,
+  StepLoop,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { sortLockNodes } from '../locks/sequence';
 import { LEADER_LATCH_NAME, LEADER_SELECTOR_NAME } from './participants';
 

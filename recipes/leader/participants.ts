@@ -1,6 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
+import { isZkError, joinPath, type ZkClient } from '../../src/recipeKit';
 import { sortLockNodes } from '../locks/sequence';
 
 /** One participant of an election, as Curator's Participant: its id (its node's data as UTF-8) and whether it leads. */

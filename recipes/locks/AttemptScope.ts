@@ -1,9 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { abortReason } from '../../src/util/async';
-import type { Deadline } from '../../src/util/deadline';
-import { subscribe } from '../../src/util/events';
-import { now, startTimer } from '../../src/util/timers';
+import { abortReason, type Deadline, now, startTimer, subscribe, type ZkClient } from '../../src/recipeKit';
 
 /**
  * The time limits of one timed acquire, carried by one signal that every request of the call

@@ -1,9 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { Deadline } from '../../src/util/deadline';
-import { linkedSignal } from '../../src/util/linkedSignal';
-import { validateFunction } from '../../src/validate';
+import { Deadline, InvalidArgumentError, linkedSignal, validateFunction, type ZkClient } from '../../src/recipeKit';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import type { AcquireOptions, InterProcessLock, TryAcquireOptions } from './InterProcessLock';
 import { InterProcessMutex } from './InterProcessMutex';

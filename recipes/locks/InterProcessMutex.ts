@@ -1,11 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { metrics, startClock, waitOutcome, type LockRecipe } from '../../src/metrics/channels';
-import { Deadline, withTimeLimit } from '../../src/util/deadline';
-import { describeValue, validateFunction, validateOptions } from '../../src/validate';
+import {
+  Deadline,
+  describeValue,
+  InvalidArgumentError,
+  type LockRecipe,
+  metrics,
+  startClock,
+  validateClient,
+  validateFunction,
+  validateOptions,
+  validateRecipePath,
+  waitOutcome,
+  withTimeLimit,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError, NotLockOwnerError } from './errors';
 import { RELEASE_WAIT_MS, type AcquireOptions, type InterProcessLock, type TryAcquireOptions } from './InterProcessLock';

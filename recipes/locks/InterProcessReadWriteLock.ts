@@ -1,8 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, ZkError, type ZkErrorOptions } from '../../src/errors';
-import { nodeName } from '../../src/paths';
-import { describeValue } from '../../src/validate';
+import { describeValue, InvalidArgumentError, nodeName, type ZkClient, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 import { InterProcessMutex, holdingOf, scopedHolding, type AcquirePlan } from './InterProcessMutex';
 import type { Lease } from './Lease';
 import type { LockDriver, NodeToCreate } from './LockInternals';

@@ -1,7 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { validateFunction } from '../../src/validate';
+import { InvalidArgumentError, validateFunction, type ZkClient } from '../../src/recipeKit';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { NotLockOwnerError } from './errors';
 import type { AcquireOptions, InterProcessLock, TryAcquireOptions } from './InterProcessLock';

@@ -1,17 +1,30 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import { deleteOwnNode } from '../../src/client/deleteOwnNode';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, SessionLostError, isZkError } from '../../src/errors';
-import { joinPath, nodeName } from '../../src/paths';
-import { isSessionEndedError } from '../../src/retry';
-import type { Stat } from '../../src/transport/Transport';
-import { deferred, raceAbort, sleep } from '../../src/util/async';
-import { subscribe } from '../../src/util/events';
-import { metrics, startClock, waitOutcome } from '../../src/metrics/channels';
-import { Deadline, withTimeLimit } from '../../src/util/deadline';
-import { describeValue, validateOptions, validatePositiveInt } from '../../src/validate';
+import {
+  Deadline,
+  deferred,
+  deleteOwnNode,
+  describeValue,
+  InvalidArgumentError,
+  isSessionEndedError,
+  isZkError,
+  joinPath,
+  metrics,
+  nodeName,
+  raceAbort,
+  type Session,
+  SessionLostError,
+  sleep,
+  startClock,
+  type Stat,
+  subscribe,
+  validateClient,
+  validateOptions,
+  validatePositiveInt,
+  validateRecipePath,
+  waitOutcome,
+  withTimeLimit,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { AttemptScope } from './AttemptScope';

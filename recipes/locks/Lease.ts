@@ -1,4 +1,4 @@
-import { linkedSignal } from '../../src/util/linkedSignal';
+import { linkedSignal } from '../../src/recipeKit';
 import { LockLostError } from './errors';
 
 /**

@@ -1,14 +1,21 @@
 import debug from 'debug';
-import { deleteOwnNode } from '../../src/client/deleteOwnNode';
-import type { Session } from '../../src/client/Session';
-import type { CreatedAndListed, ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError, isZkError } from '../../src/errors';
-import { joinPath, nodeName } from '../../src/paths';
-import { isRetryableError, isSessionEndedError } from '../../src/retry';
-import { deferred, raceAbort } from '../../src/util/async';
-import type { Deadline } from '../../src/util/deadline';
-import type { Stat } from '../../src/transport/Transport';
-import { NodeWatch } from '../../src/watch';
+import {
+  type CreatedAndListed,
+  type Deadline,
+  deferred,
+  deleteOwnNode,
+  InvalidArgumentError,
+  isRetryableError,
+  isSessionEndedError,
+  isZkError,
+  joinPath,
+  nodeName,
+  NodeWatch,
+  raceAbort,
+  type Session,
+  type Stat,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { AttemptScope } from './AttemptScope';
 import { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';

@@ -1,10 +1,15 @@
 import debug from 'debug';
-import type { ConnectionState } from '../../src/client/ConnectionState';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { metrics, startClock, type LockRecipe } from '../../src/metrics/channels';
-import { subscribe } from '../../src/util/events';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import {
+  type ConnectionState,
+  type LockRecipe,
+  metrics,
+  type NodeData,
+  NodeWatch,
+  type Session,
+  startClock,
+  subscribe,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { LockLostError, type LockLostReason } from './errors';
 import type { OwnNode } from './OwnNode';
 

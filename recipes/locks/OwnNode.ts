@@ -1,6 +1,4 @@
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import { type NodeData, NodeWatch, type Session, type ZkClient } from '../../src/recipeKit';
 
 /**
  * The watch on a contender's own lock node, in its session. A waiter sets it when it starts to wait

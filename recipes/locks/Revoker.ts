@@ -1,6 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { validatePath } from '../../src/paths';
+import { isZkError, validatePath, type ZkClient } from '../../src/recipeKit';
 import { REVOKE_MESSAGE } from './LockMonitor';
 
 /**

@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../../src/errors';
-import { describeValue, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
+import { describeValue, InvalidArgumentError, validateOptions, validateSignal, validateTimeout } from '../../src/recipeKit';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_TRY_TIMEOUT_MS, type AcquireOptions, type TryAcquireOptions } from './InterProcessLock';
 import { SimpleLease, type Lease } from './Lease';
 

@@ -1,4 +1,4 @@
-import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /** An acquire ran out of time before it got the lock. No node of the attempt is left behind. */
 export class LockTimeoutError extends TimeoutError {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, ZkClient } from '../../src';
 import { RetryNTimes } from '../../src/retry';
-import { FakeZooKeeper } from '../../src/transport/FakeTransport';
+import { FakeZooKeeper } from '../../test/FakeTransport';
 import { Deadline } from '../../src/util/deadline';
 import { InterProcessReadWriteLock, LockUpgradeError, downgradeNode, readLockDriver, writeLockDriver } from './InterProcessReadWriteLock';
 import { LockInternals, standardDriver } from './LockInternals';

@@ -1,11 +1,15 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import { emitSafely } from '../../src/util/events';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { validateOptions, validateString } from '../../src/validate';
+import {
+  emitSafely,
+  InvalidArgumentError,
+  joinPath,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateString,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { CuratorCache, type CacheWaitOptions } from '../cache/CuratorCache';
 import type { ChildData } from '../cache/ChildData';
 import { PersistentNode, type PersistentNodeWaitOptions } from './PersistentNode';

@@ -1,16 +1,28 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import debug from 'debug';
-import type { ConnectionState } from '../../src/client/ConnectionState';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, isZkError } from '../../src/errors';
-import type { CreateMode } from '../../src/transport/Transport';
-import { abortReason } from '../../src/util/async';
-import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { emitSafely, subscribe } from '../../src/util/events';
-import { StepLoop } from '../../src/util/StepLoop';
-import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import {
+  abortReason,
+  type ConnectionState,
+  type CreateMode,
+  Deadline,
+  emitSafely,
+  IllegalStateError,
+  isZkError,
+  type NodeData,
+  NodeWatch,
+  StepLoop,
+  subscribe,
+  TIMED_OUT,
+  toData,
+  validateBoolean,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateTimeout,
+  waitFor,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { PersistentNodeTimeoutError } from './errors';
 
 const log = debug('zk-recipes:nodes:persistent');

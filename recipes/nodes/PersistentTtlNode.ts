@@ -1,9 +1,15 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { validateBoolean, validateOptions, validatePositiveInt, validateString } from '../../src/validate';
+import {
+  isZkError,
+  joinPath,
+  validateBoolean,
+  validateClient,
+  validateOptions,
+  validatePositiveInt,
+  validateRecipePath,
+  validateString,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { PersistentNode, type PersistentNodeWaitOptions } from './PersistentNode';
 
 const log = debug('zk-recipes:nodes:ttl');

@@ -1,4 +1,4 @@
-import { TimeoutError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /** `waitForInitialCreate` or `setData` of a PersistentNode (or PersistentTtlNode) ran out of time. */
 export class PersistentNodeTimeoutError extends TimeoutError {

@@ -1,7 +1,5 @@
 import debug from 'debug';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError, serverError } from '../../src/errors';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import { isZkError, type NodeData, NodeWatch, serverError, type ZkClient } from '../../src/recipeKit';
 import { QueueBase, type PutOptions, type QueueOptions } from './QueueBase';
 import { QueueItems, type ItemLock } from './QueueItems';
 import { ID_ORDER, QUEUE_ITEM_NAME, fixId, idItemName, parseId } from './naming';

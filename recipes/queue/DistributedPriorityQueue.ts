@@ -1,4 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
+import type { ZkClient } from '../../src/recipeKit';
 import { checkItems } from './DistributedQueue';
 import { QueueBase, type PutOptions, type QueueOptions } from './QueueBase';
 import { PRIORITY_ORDER, priorityItemName } from './naming';

@@ -1,5 +1,4 @@
-import type { ZkClient } from '../../src/client/ZkClient';
-import { InvalidArgumentError } from '../../src/errors';
+import { InvalidArgumentError, type ZkClient } from '../../src/recipeKit';
 import { QueueBase, type PutOptions, type QueueOptions } from './QueueBase';
 import { FIFO_ORDER, QUEUE_ITEM_NAME } from './naming';
 

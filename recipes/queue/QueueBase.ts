@@ -1,11 +1,23 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, InvalidArgumentError, isZkError } from '../../src/errors';
-import { metrics } from '../../src/metrics/channels';
-import { joinPath, nodeName, validatePath } from '../../src/paths';
-import { abortReason } from '../../src/util/async';
-import { MAX_DATA_BYTES, describeValue, validateFunction, validateOptions, validatePositiveInt, validateSignal } from '../../src/validate';
+import {
+  abortReason,
+  describeValue,
+  IllegalStateError,
+  InvalidArgumentError,
+  isZkError,
+  joinPath,
+  MAX_DATA_BYTES,
+  metrics,
+  nodeName,
+  validateClient,
+  validateFunction,
+  validateOptions,
+  validatePath,
+  validatePositiveInt,
+  validateRecipePath,
+  validateSignal,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { QueueConsumerEngine, type ErrorMode, type NodeSink, type QueueItemContext } from './QueueConsumerEngine';
 import { QUEUE_ITEM_NAME, type QueueOrder } from './naming';
 import { defaultSerializer, encodeNode, type QueueSerializer } from './serializers';

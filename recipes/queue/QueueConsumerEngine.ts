@@ -1,13 +1,16 @@
 import debug from 'debug';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { ClientClosedError } from '../../src/errors';
-import { metrics } from '../../src/metrics/channels';
-import { nodeName } from '../../src/paths';
-import { isRetryableError } from '../../src/retry';
-import { StepLoop } from '../../src/util/StepLoop';
-import { startTimer } from '../../src/util/timers';
-import { ChildrenWatch, NodeWatch } from '../../src/watch';
+import {
+  ChildrenWatch,
+  ClientClosedError,
+  isRetryableError,
+  metrics,
+  nodeName,
+  NodeWatch,
+  type Session,
+  startTimer,
+  StepLoop,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { QueueItemLockLostError } from './errors';
 import { QUEUE_ITEM_NAME, type QueueOrder } from './naming';
 import { QueueItems, type ItemLock } from './QueueItems';

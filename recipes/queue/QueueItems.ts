@@ -1,10 +1,5 @@
 import debug from 'debug';
-import type { Session } from '../../src/client/Session';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { TransactionError, TransactionOutcomeUnknownError } from '../../src/client/Transaction';
-import { isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { isRetryableError } from '../../src/retry';
+import { isRetryableError, isZkError, joinPath, type Session, TransactionError, TransactionOutcomeUnknownError, type ZkClient } from '../../src/recipeKit';
 
 const log = debug('zk-recipes:queue:items');
 

@@ -1,12 +1,21 @@
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { isZkError } from '../../src/errors';
-import { joinPath } from '../../src/paths';
-import { abortReason, deferred } from '../../src/util/async';
-import { Deadline, TIMED_OUT, waitFor } from '../../src/util/deadline';
-import { toData, validateOptions, validateSignal, validateTimeout } from '../../src/validate';
-import { ChildrenWatch } from '../../src/watch';
+import {
+  abortReason,
+  ChildrenWatch,
+  Deadline,
+  deferred,
+  isZkError,
+  joinPath,
+  TIMED_OUT,
+  toData,
+  validateClient,
+  validateOptions,
+  validateRecipePath,
+  validateSignal,
+  validateTimeout,
+  waitFor,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { NoSuchElementError, QueueTimeoutError } from './errors';
 import { SIMPLE_QUEUE_ITEM_NAME } from './naming';
 

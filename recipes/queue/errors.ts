@@ -1,4 +1,4 @@
-import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/errors';
+import { TimeoutError, ZkError, type ZkErrorOptions } from '../../src/recipeKit';
 
 /**
  * An item could not be turned into bytes (a BigInt or a circular object with the JSON serializer,

@@ -15,7 +15,7 @@
  * consumed item counts, so it takes about a billion items through one queue node; delete and
  * re-create the queue node (which restarts its counter) well before that.
  */
-import { validatePositiveInt, validateString } from '../../src/validate';
+import { validatePositiveInt, validateString } from '../../src/recipeKit';
 
 /** What every DistributedQueue node name starts with (Curator's QUEUE_ITEM_NAME). */
 export const QUEUE_ITEM_NAME = 'queue-';

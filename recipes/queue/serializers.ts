@@ -4,7 +4,7 @@
  * frames one or more items in a node (Curator's ItemSerializer does it with
  * {@link curatorItemSerializer}).
  */
-import { describeValue } from '../../src/validate';
+import { describeValue } from '../../src/recipeKit';
 import { QueueSerializationError } from './errors';
 
 /** Turns one item into bytes and back: Curator's QueueSerializer. */

@@ -1,11 +1,16 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import { validateClient, validateRecipePath } from '../../src/client/recipeArguments';
-import type { ZkClient } from '../../src/client/ZkClient';
-import { IllegalStateError, isZkError } from '../../src/errors';
-import { emitSafely } from '../../src/util/events';
-import { validatePositiveInt } from '../../src/validate';
-import { NodeWatch, type NodeData } from '../../src/watch';
+import {
+  emitSafely,
+  IllegalStateError,
+  isZkError,
+  type NodeData,
+  NodeWatch,
+  validateClient,
+  validatePositiveInt,
+  validateRecipePath,
+  type ZkClient,
+} from '../../src/recipeKit';
 import { AtomicValueCorruptError } from '../atomic/errors';
 
 const log = debug('zk-recipes:shared:count');

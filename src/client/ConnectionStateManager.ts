@@ -3,7 +3,7 @@ import debug from 'debug';
 import { metrics } from '../metrics/channels';
 import { emitSafely } from '../util/events';
 import type { ConnectionState } from './ConnectionState';
-import type { ZkClientEvents } from './ZkClient';
+import type { ZkClientEvents } from './operationOptions';
 
 const log = debug('zk-recipes:client:state');
 

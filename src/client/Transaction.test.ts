@@ -1,6 +1,6 @@
 import { InvalidArgumentError, UnsupportedError, ZkClient } from '..';
 import { RetryNTimes } from '../retry';
-import { FakeZooKeeper } from '../transport/FakeTransport';
+import { FakeZooKeeper } from '../../test/FakeTransport';
 
 function client(): ZkClient {
   const c = new ZkClient({

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Perms, UnsupportedError, ZkClient, type AclProvider, type ConnectionState } from '..';
 import { RetryNTimes, type RetryPolicy } from '../retry';
-import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
+import { FakeTransport, FakeZooKeeper } from '../../test/FakeTransport';
 import { OPEN_ACL } from '../transport/Transport';
 import { findProtectedNode } from './protection';
 

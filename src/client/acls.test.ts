@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Perms, ZkClient } from '..';
 import { RetryNTimes } from '../retry';
-import { FakeZooKeeper } from '../transport/FakeTransport';
+import { FakeZooKeeper } from '../../test/FakeTransport';
 import { OPEN_ACL, type ACL } from '../transport/Transport';
 import { aclsFrom } from './acls';
 

@@ -1,4 +1,4 @@
-import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
+import { FakeTransport, FakeZooKeeper } from '../../test/FakeTransport';
 import { OPEN_ACL } from '../transport/Transport';
 import { mkdirs } from './nodeOps';
 

@@ -3,7 +3,7 @@ import { InvalidArgumentError, UnsupportedError } from '../errors';
 import { validateNamespace } from '../paths';
 import { ExponentialBackoffRetry } from '../retry';
 import type { RetryPolicy } from '../retry';
-import { TRANSPORT_NAMES, transportFactory, type TransportName } from '../transport/chooseTransport';
+import { TRANSPORT_NAMES, transportFactory, type TransportName } from './chooseTransport';
 import type { ACL, TransportFactory } from '../transport/Transport';
 import { secretAuth, secretTls } from '../util/redact';
 import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';

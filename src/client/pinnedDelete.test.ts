@@ -1,6 +1,6 @@
 import { InvalidArgumentError, ZkClient } from '..';
 import { RetryNTimes } from '../retry';
-import { FakeTransport, FakeZooKeeper } from '../transport/FakeTransport';
+import { FakeTransport, FakeZooKeeper } from '../../test/FakeTransport';
 
 // Deletes pinned to an ephemeral node's session (DeleteOptions.session): they never act on the
 // path in a later session, where it may hold another session's node or a later one of ours.

@@ -1,8 +1,55 @@
 /**
  * Every `code` a zk-recipes error can have, as string literal unions: a `switch (err.code)` is
- * checked by the compiler, and `isZkError(err, code)` takes only codes that exist.
+ * checked by the compiler, and `isZkError(err, code)` takes only codes that exist. ZooKeeper's
+ * own are listed here too, by their number on the wire, so that the error classes all import
+ * their codes from this file and it imports none of them.
  */
-import type { ServerErrorCode } from './serverErrors';
+
+/**
+ * ZooKeeper's error codes (KeeperException.Code), by their numeric value on the wire, and the C
+ * client's own (-9 INVALIDSTATE, -116 CLOSING, -117 NOTHING). -122 REQUESTTIMEOUT is the Java
+ * client's own and never comes from a server.
+ */
+export const SERVER_ERROR_CODES = Object.freeze({
+  [-1]: 'SYSTEMERROR',
+  [-2]: 'RUNTIMEINCONSISTENCY',
+  [-3]: 'DATAINCONSISTENCY',
+  [-4]: 'CONNECTIONLOSS',
+  [-5]: 'MARSHALLINGERROR',
+  [-6]: 'UNIMPLEMENTED',
+  [-7]: 'OPERATIONTIMEOUT',
+  [-8]: 'BADARGUMENTS',
+  [-9]: 'INVALIDSTATE',
+  [-12]: 'UNKNOWNSESSION',
+  [-13]: 'NEWCONFIGNOQUORUM',
+  [-14]: 'RECONFIGINPROGRESS',
+  [-15]: 'SSLCONNECTIONERROR',
+  [-100]: 'APIERROR',
+  [-101]: 'NONODE',
+  [-102]: 'NOAUTH',
+  [-103]: 'BADVERSION',
+  [-108]: 'NOCHILDRENFOREPHEMERALS',
+  [-110]: 'NODEEXISTS',
+  [-111]: 'NOTEMPTY',
+  [-112]: 'SESSIONEXPIRED',
+  [-113]: 'INVALIDCALLBACK',
+  [-114]: 'INVALIDACL',
+  [-115]: 'AUTHFAILED',
+  [-116]: 'CLOSING',
+  [-117]: 'NOTHING',
+  [-118]: 'SESSIONMOVED',
+  [-119]: 'NOTREADONLY',
+  [-120]: 'EPHEMERALONLOCALSESSION',
+  [-121]: 'NOWATCHER',
+  [-122]: 'REQUESTTIMEOUT',
+  [-123]: 'RECONFIGDISABLED',
+  [-124]: 'SESSIONCLOSEDREQUIRESASLAUTH',
+  [-125]: 'QUOTAEXCEEDED',
+  [-127]: 'THROTTLEDOP',
+} as const);
+
+/** Every code ZooKeeper can answer with. */
+export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[keyof typeof SERVER_ERROR_CODES];
 
 /** The codes of the library's timeouts: `TimeoutError` and its subclasses, one code each. */
 export type TimeoutErrorCode =

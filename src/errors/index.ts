@@ -1,8 +1,7 @@
 /** Typed errors: the ZkError base, server errors (what ZooKeeper answered) and library errors (what zk-recipes decided). */
 export { ZkError, isZkError, type ZkErrorOptions } from './ZkError';
-export type { ZkErrorCode, LibraryErrorCode, TimeoutErrorCode } from './codes';
+export { SERVER_ERROR_CODES, type ZkErrorCode, type LibraryErrorCode, type TimeoutErrorCode, type ServerErrorCode } from './codes';
 export {
-  SERVER_ERROR_CODES,
   ServerError,
   ConnectionLossError,
   SessionError,
@@ -11,7 +10,6 @@ export {
   SystemError,
   serverError,
   isServerErrorCode,
-  type ServerErrorCode,
   type ConnectionLossCode,
   type SessionErrorCode,
   type NodeErrorCode,

@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import { ZkError } from '../errors';
 import { OPEN_ACL, type Transport, type TransportEvents, type TransportOptions, type WatchEvent } from '../transport/Transport';
-import { encodeRecord, framed, SAMPLE_STAT, ScriptedServer, type ClientFrame, type ScriptedConnection } from './__fixtures__/ScriptedServer';
+import { encodeRecord, framed, SAMPLE_STAT, ScriptedServer, type ClientFrame, type ScriptedConnection } from '../../test/protocol/ScriptedServer';
 import { ErrorCode, EventType, OpCode, Xid } from './opcodes';
 import { ProtocolError } from './ProtocolError';
 import { ProtocolTransport } from './ProtocolTransport';

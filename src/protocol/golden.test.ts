@@ -1,14 +1,14 @@
 /**
  * Golden bytes: the protocol transport sends, byte for byte, what the ZooKeeper Java client sends
- * for the same calls: __fixtures__/javaClient.json, captured from Debian's zookeeper.jar 3.8 by
- * __fixtures__/captureJavaClient.ts (which regenerates it). The fake server answers with the
+ * for the same calls: test/protocol/javaClient.json, captured from Debian's zookeeper.jar 3.8 by
+ * test/protocol/captureJavaClient.ts (which regenerates it). The fake server answers with the
  * session, password and zxids the real server gave the Java client, so that even the reconnect's
  * handshake and SetWatches2 must match.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OPEN_ACL, type Watcher } from '../transport/Transport';
-import { ScriptedServer, type ScriptedConnection } from './__fixtures__/ScriptedServer';
+import { ScriptedServer, type ScriptedConnection } from '../../test/protocol/ScriptedServer';
 import { JuteReader } from './jute';
 import { ProtocolTransport } from './ProtocolTransport';
 import { ConnectRequestRecord } from './records';
@@ -17,7 +17,7 @@ interface Fixture {
   frames: Array<{ name: string; hex: string }>;
 }
 
-const fixture = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'javaClient.json'), 'utf8')) as Fixture;
+const fixture = JSON.parse(readFileSync(join(__dirname, '..', '..', 'test', 'protocol', 'javaClient.json'), 'utf8')) as Fixture;
 const java = new Map(fixture.frames.map((f) => [f.name, f.hex]));
 
 function hexOf(c: ScriptedConnection, index: number): string {

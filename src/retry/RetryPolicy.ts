@@ -17,11 +17,10 @@ export interface RetryPolicy {
 
 /**
  * The codes after which another attempt may succeed: Curator's (CONNECTIONLOSS, OPERATIONTIMEOUT,
- * SESSIONMOVED, SESSIONEXPIRED), and the library's own for the same situations: no connection
- * within the connection timeout (CONNECTION_TIMEOUT, where Curator reports a CONNECTIONLOSS), a
- * session the client itself declared ended (SESSION_LOST), and an optimistic update that lost a
- * race with another writer (CONTENDED: the atomic values ask their retry policy with it, as
- * Curator's do).
+ * SESSIONMOVED, SESSIONEXPIRED), and the client's own for the same situations: no connection
+ * within the connection timeout (CONNECTION_TIMEOUT, where Curator reports a CONNECTIONLOSS), and a
+ * session the client itself declared ended (SESSION_LOST). A recipe's own transient failures are
+ * not listed here: the recipe marks them (see markRetryable).
  */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'CONNECTIONLOSS',
@@ -30,15 +29,29 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'SESSIONEXPIRED',
   'CONNECTION_TIMEOUT',
   'SESSION_LOST',
-  'CONTENDED',
 ]);
 
+// Errors that their recipe declared retryable. A WeakSet, not a property, so that the mark adds
+// nothing to an error's public shape and is forgotten with the error.
+const markedRetryable = new WeakSet<ZkError>();
+
 /**
- * True exactly when `err` is a {@link ZkError} after which another attempt may succeed (see
- * RETRYABLE_CODES). Every policy in this module gives up on any other error.
+ * Declares `err` one after which another attempt may succeed, though its code is a recipe's own:
+ * an atomic value's lost race, say, which it asks its retry policy about as Curator's does. Every
+ * policy in this module then treats it as it treats a CONNECTIONLOSS. Returns `err`.
+ */
+export function markRetryable<E extends ZkError>(err: E): E {
+  markedRetryable.add(err);
+  return err;
+}
+
+/**
+ * True exactly when `err` is a {@link ZkError} after which another attempt may succeed: a code of
+ * RETRYABLE_CODES, or an error marked by {@link markRetryable}. Every policy in this module gives
+ * up on any other error.
  */
 export function isRetryableError(err: unknown): boolean {
-  return err instanceof ZkError && RETRYABLE_CODES.has(err.code);
+  return err instanceof ZkError && (RETRYABLE_CODES.has(err.code) || markedRetryable.has(err));
 }
 
 /** True when `err` says that a session ended: the server's SESSIONEXPIRED, or the client's SESSION_LOST. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { serverError, type ServerErrorCode } from '../errors';
-import type { ACL, CreateMode, Stat, Transport, TransportEvents, TransportOptions, Watcher } from './Transport';
+import { serverError, type ServerErrorCode } from '../src/errors';
+import type { ACL, CreateMode, Stat, Transport, TransportEvents, TransportOptions, Watcher } from '../src/transport/Transport';
 
 interface FakeNode {
   data: Buffer;

@@ -1,4 +1,4 @@
-import { joinPath } from '../paths';
+import { joinPath } from '../src/paths';
 import { sinceRead, type Command, type Report } from './command';
 import { plural, table } from './format';
 import {

@@ -5,9 +5,9 @@
  * moment it is about.
  */
 import * as net from 'node:net';
-import { FrameDecoder } from '../framing';
-import { JuteReader, JuteWriter, type Schema } from '../jute';
-import { OpCode, Xid } from '../opcodes';
+import { FrameDecoder } from '../../src/protocol/framing';
+import { JuteReader, JuteWriter, type Schema } from '../../src/protocol/jute';
+import { OpCode, Xid } from '../../src/protocol/opcodes';
 import {
   ConnectRequestRecord,
   ConnectResponseRecord,
@@ -26,8 +26,8 @@ import {
   WatcherEventRecord,
   WhoAmIResponseRecord,
   type ConnectRequest,
-} from '../records';
-import type { Stat } from '../../transport/Transport';
+} from '../../src/protocol/records';
+import type { Stat } from '../../src/transport/Transport';
 
 export const SAMPLE_STAT: Stat = Object.freeze({
   czxid: 1n,

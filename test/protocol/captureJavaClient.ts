@@ -4,7 +4,7 @@
  * sequence of requests, captured by a socket between it and a TestingServer. The golden tests
  * compare the protocol transport's bytes with them.
  *
- * Usage: node -r ts-node/register/transpile-only src/protocol/__fixtures__/captureJavaClient.ts
+ * Usage: node -r ts-node/register/transpile-only test/protocol/captureJavaClient.ts
  */
 import { spawnSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,10 +12,10 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { TestingServer } from '../../testing';
-import { locateZooKeeper } from '../../testing/installation';
-import { FrameDecoder } from '../framing';
-import { OpCode } from '../opcodes';
+import { TestingServer } from '../../src/testing';
+import { locateZooKeeper } from '../../src/testing/installation';
+import { FrameDecoder } from '../../src/protocol/framing';
+import { OpCode } from '../../src/protocol/opcodes';
 
 /** What the Java program sends, in order, pings left out: a name per frame, checked against its opcode. */
 export const JAVA_SEQUENCE: ReadonlyArray<readonly [string, number | 'connect']> = [
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   const out = join(__dirname, 'javaClient.json');
   writeFileSync(
     out,
-    `${JSON.stringify({ capturedFrom: `ZooKeeper Java client (${install.source}: ${install.classpath.split(delimiter)[0]})`, regenerate: 'node -r ts-node/register/transpile-only src/protocol/__fixtures__/captureJavaClient.ts', frames: fixture }, null, 2)}\n`,
+    `${JSON.stringify({ capturedFrom: `ZooKeeper Java client (${install.source}: ${install.classpath.split(delimiter)[0]})`, regenerate: 'node -r ts-node/register/transpile-only test/protocol/captureJavaClient.ts', frames: fixture }, null, 2)}\n`,
   );
   console.log(`wrote ${fixture.length} frames to ${out}`);
 }

@@ -1,7 +1,7 @@
 import { parseCommandLine } from './args';
 import { CliError, ExitCode } from './errors';
 import { dataText, durationText, showData, table } from './format';
-import { LEADER_SELECTOR_NAME } from '../../recipes/leader/participants';
+import { LEADER_SELECTOR_NAME } from '../recipes/leader/participants';
 import { MUTEX_NAMES, isSemaphorePart, itemSequence, queueVariantOf, recognize, sortLockNodes } from './layouts';
 import { readWriteHolds } from './locks';
 

@@ -1,5 +1,5 @@
-import { ZkError, isZkError } from '../errors';
-import { joinPath } from '../paths';
+import { ZkError, isZkError } from '../src/errors';
+import { joinPath } from '../src/paths';
 import { sinceRead, type Command, type Report } from './command';
 import { ageOf, durationText, ownerOf, plural } from './format';
 import {

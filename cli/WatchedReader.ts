@@ -1,8 +1,8 @@
 import debug from 'debug';
-import type { ZkClient } from '../client/ZkClient';
-import type { Stat } from '../transport/Transport';
-import { raceAbort } from '../util/async';
-import { ChildrenWatch, NodeWatch } from '../watch';
+import type { ZkClient } from '../src/client/ZkClient';
+import type { Stat } from '../src/transport/Transport';
+import { raceAbort } from '../src/util/async';
+import { ChildrenWatch, NodeWatch } from '../src/watch';
 import { Reader, type Listing, type NodeInfo } from './NodeReader';
 
 const log = debug('zk-recipes:cli:watch');

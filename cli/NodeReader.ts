@@ -1,7 +1,7 @@
-import type { ZkClient } from '../client/ZkClient';
-import { isZkError } from '../errors';
-import { joinPath } from '../paths';
-import type { Stat } from '../transport/Transport';
+import type { ZkClient } from '../src/client/ZkClient';
+import { isZkError } from '../src/errors';
+import { joinPath } from '../src/paths';
+import type { Stat } from '../src/transport/Transport';
 import { CliError, ExitCode } from './errors';
 
 /** A node as read: its name under its parent, full path, stat, and data when it was read. */

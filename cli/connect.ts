@@ -1,6 +1,6 @@
-import { ZkClient } from '../client/ZkClient';
-import { ConnectionTimeoutError, isZkError } from '../errors';
-import { RetryNTimes } from '../retry';
+import { ZkClient } from '../src/client/ZkClient';
+import { ConnectionTimeoutError, isZkError } from '../src/errors';
+import { RetryNTimes } from '../src/retry';
 import { CliError, ExitCode, usageError } from './errors';
 
 /** The CLI's session: long enough to ride out a short disconnection in a live view; it owns no nodes. */

@@ -1,11 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import debug from 'debug';
-import { ConnectionTimeoutError, isZkError } from '../errors';
-import { isRetryableError } from '../retry';
+import { ConnectionTimeoutError, isZkError } from '../src/errors';
+import { isRetryableError } from '../src/retry';
 import { helpText, parseCommandLine, type Invocation, type ViewName } from './args';
 import type { Command, Report } from './command';
 import { connectFailure, openClient } from './connect';
 import { CliError, ExitCode, type ExitCodeValue } from './errors';
+import type { CliIo } from './io';
 import { escapeInvisible } from './format';
 import { leaderCommand } from './leader';
 import { locksCommand } from './locks';
@@ -15,15 +16,9 @@ import { runServer } from './server';
 import { treeCommand } from './tree';
 import { watchView } from './watch';
 
-const log = debug('zk-recipes:cli');
+export type { CliIo } from './io';
 
-/** Where the CLI writes. `stdout.isTTY` picks a redrawn screen for `watch`. */
-export interface CliIo {
-  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
-  readonly stderr: { write(text: string): unknown };
-  /** Ends a `watch` (the executable aborts it on SIGINT and SIGTERM); a one-shot command stops early. */
-  readonly stop?: AbortSignal;
-}
+const log = debug('zk-recipes:cli');
 
 /** The views, by command name. */
 export const COMMANDS: Readonly<Record<ViewName, Command>> = Object.freeze({
@@ -124,8 +119,8 @@ export function toCliError(err: unknown, invocation: Invocation | undefined, sto
 }
 
 function version(): string {
-  // Two levels up from src/cli in the sources, three from dist/src/cli once built.
-  for (const candidate of ['../../package.json', '../../../package.json']) {
+  // One level up from cli in the sources, two from dist/cli once built.
+  for (const candidate of ['../package.json', '../../package.json']) {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const pkg = require(candidate) as { name?: string; version?: string };

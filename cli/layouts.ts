@@ -3,13 +3,13 @@
  * CURATOR-LAYOUTS.md), with the project's own naming and ordering helpers, so the CLI reads nodes
  * exactly as the recipes do.
  */
-import { LEADER_LATCH_NAME, LEADER_SELECTOR_NAME } from '../../recipes/leader/participants';
-import { READ_LOCK_NAME, WRITE_LOCK_NAME, isWriteNode } from '../../recipes/locks/InterProcessReadWriteLock';
-import { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LEASE_NAME, SEMAPHORE_LOCKS_PARENT } from '../../recipes/locks/InterProcessSemaphoreV2';
-import { sequenceOf, sortLockNodes } from '../../recipes/locks/sequence';
+import { LEADER_LATCH_NAME, LEADER_SELECTOR_NAME } from '../recipes/leader/participants';
+import { READ_LOCK_NAME, WRITE_LOCK_NAME, isWriteNode } from '../recipes/locks/InterProcessReadWriteLock';
+import { SEMAPHORE_LEASES_PARENT, SEMAPHORE_LEASE_NAME, SEMAPHORE_LOCKS_PARENT } from '../recipes/locks/InterProcessSemaphoreV2';
+import { sequenceOf, sortLockNodes } from '../recipes/locks/sequence';
 import { CliError, ExitCode } from './errors';
 import type { Listing } from './NodeReader';
-import { DELAY_ORDER, FIFO_ORDER, ID_ORDER, PRIORITY_ORDER, QUEUE_ITEM_NAME, SIMPLE_QUEUE_ITEM_NAME, epochOf, type QueueOrder } from '../../recipes/queue/naming';
+import { DELAY_ORDER, FIFO_ORDER, ID_ORDER, PRIORITY_ORDER, QUEUE_ITEM_NAME, SIMPLE_QUEUE_ITEM_NAME, epochOf, type QueueOrder } from '../recipes/queue/naming';
 
 /** The recipe layouts the CLI recognizes. */
 export type LayoutKind = 'mutex' | 'readWriteLock' | 'semaphore' | 'leaderLatch' | 'distributedQueue' | 'simpleQueue';

@@ -4,7 +4,7 @@
  */
 import { UnsupportedError } from '../errors';
 import { createProtocolTransport } from '../protocol/ProtocolTransport';
-import type { TransportFactory } from './Transport';
+import type { TransportFactory } from '../transport/Transport';
 
 /** 'protocol' (the default: ZooKeeper's protocol in TypeScript) or 'native' (the C client's binding). */
 export type TransportName = 'protocol' | 'native';
@@ -27,7 +27,7 @@ export function transportFactory(name: TransportName): TransportFactory {
       // the user installed it, or unbuilt (no compiler, install scripts blocked), and the default
       // transport needs none of it.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      nativeFactory = (require('./NativeTransport') as typeof import('./NativeTransport')).createNativeTransport;
+      nativeFactory = (require('../transport/NativeTransport') as typeof import('../transport/NativeTransport')).createNativeTransport;
     } catch (err) {
       const missing = (err as NodeJS.ErrnoException)?.code === 'MODULE_NOT_FOUND' && /'zookeeper'/.test((err as Error).message);
       throw new UnsupportedError(

@@ -1,5 +1,5 @@
-import { validatePath } from '../paths';
-import { isZkError } from '../errors';
+import { validatePath } from '../src/paths';
+import { isZkError } from '../src/errors';
 import { ExitCode, usageError } from './errors';
 import { parseFlags } from './flags';
 import { SERVER_HELP, parseServerCommandLine, type ServerInvocation } from './server';

@@ -1,5 +1,5 @@
-import { epochOf } from '../../recipes/queue/naming';
-import { joinPath } from '../paths';
+import { epochOf } from '../recipes/queue/naming';
+import { joinPath } from '../src/paths';
 import { sinceRead, type Command, type Report } from './command';
 import { ageOf, durationText, plural } from './format';
 import { LAYOUTS_OF, LAYOUT_NAMES, itemSequence, layoutFor, queueOrderOf, queueVariantOf, type QueueVariant } from './layouts';

@@ -1,13 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import debug from 'debug';
-import type { ZkClient } from '../client/ZkClient';
-import { ConnectionState } from '../client/ConnectionState';
-import { StepLoop } from '../util/StepLoop';
+import type { ZkClient } from '../src/client/ZkClient';
+import { ConnectionState } from '../src/client/ConnectionState';
+import { StepLoop } from '../src/util/StepLoop';
 import type { Invocation } from './args';
 import type { Command, Report } from './command';
 import { openClient } from './connect';
 import { CliError, ExitCode } from './errors';
-import type { CliIo } from './run';
+import type { CliIo } from './io';
 import { WatchedReader } from './WatchedReader';
 
 const log = debug('zk-recipes:cli:watch');

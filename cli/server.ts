@@ -7,12 +7,12 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import debug from 'debug';
-import { HarnessSetupError } from '../testing/installation';
-import { freePorts } from '../testing/ports';
-import { TestingServer, type TestingServerOptions } from '../testing/TestingServer';
+import { HarnessSetupError } from '../src/testing/installation';
+import { freePorts } from '../src/testing/ports';
+import { TestingServer, type TestingServerOptions } from '../src/testing/TestingServer';
 import { CliError, ExitCode, usageError, type ExitCodeValue } from './errors';
 import { parseFlags } from './flags';
-import type { CliIo } from './run';
+import type { CliIo } from './io';
 
 const log = debug('zk-recipes:cli:server');
 
