@@ -138,6 +138,9 @@ export function replayCommand(args: Args): string {
   return `npm run chaos -- --seed ${args.seed} --duration ${args.durationS} --workers ${args.workers}${args.transport ? ` --transport ${args.transport}` : ''}${args.policy !== 'standard' ? ` --policy session` : ''}${args.faults.length !== FAULT_KINDS.length ? ` --faults ${args.faults.join(',')}` : ''}${args.sessionTimeoutMs !== 4_000 ? ` --session-timeout ${args.sessionTimeoutMs}` : ''}${args.quick ? ' --quick' : ''}${args.overlap ? ' --overlap' : ''}`;
 }
 
+/** How long the register and the workers may take to start. */
+const STARTUP_MS = 300_000;
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -230,7 +233,9 @@ async function runOnce(args: Args, filing: RunFiling): Promise<RunSummary> {
     say(`ensemble up: ${cluster.connectString}`);
     const register = new ChildLines('register', 'chaos/register.ts', [], emit, join(logDir, 'register.log'));
     children.push(register);
-    const { port } = (await register.nextMessage(60_000)) as { port: number };
+    // Start-up compiles the workload on the fly: on a loaded machine that takes minutes, and it
+    // is no part of the run.
+    const { port } = (await register.nextMessage(STARTUP_MS)) as { port: number };
 
     for (let i = 0; i < args.workers; i++) proxies.push(await FaultProxy.start(cluster.connectString));
     // Every worker starts before this process opens a ZooKeeper handle of its own: the native
@@ -257,7 +262,7 @@ async function runOnce(args: Args, filing: RunFiling): Promise<RunSummary> {
       }, join(logDir, `worker-${index}.log`));
     });
     children.push(...workers);
-    const readyBy = Date.now() + 90_000;
+    const readyBy = Date.now() + STARTUP_MS;
     while (ready.size < workers.length) {
       if (Date.now() > readyBy || workers.some((w) => w.hasExited)) throw new Error(`workers not ready: ${workers.length - ready.size} of ${workers.length} (see ${relative(process.cwd(), logDir)})`);
       await sleep(100);
