@@ -1,7 +1,7 @@
-import { FAULT_KINDS, makeSchedule, type FaultKind, type ScheduledFault, type ScheduleOptions } from './nemesis';
+import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, makeSchedule, type FaultKind, type ScheduledFault, type ScheduleOptions } from './nemesis';
 
 const OPTIONS: ScheduleOptions = { durationMs: 600_000, sessionTimeoutMs: 4_000, workers: 5, kinds: FAULT_KINDS, quick: false };
-const SERVER: readonly FaultKind[] = ['kill-leader', 'kill-follower', 'pause-server'];
+const SERVER: readonly FaultKind[] = ['kill-leader', 'kill-follower', 'pause-server', ...ENSEMBLE_KINDS];
 const POINT: readonly FaultKind[] = ['expire-session', 'lost-reply'];
 
 function groups(schedule: readonly ScheduledFault[]): ScheduledFault[][] {
@@ -72,6 +72,15 @@ describe('the nemesis schedule', () => {
       const total = groups(schedule).reduce((ms, g) => ms + g[0].gapMs + Math.max(...g.map((f) => (f.offsetMs ?? 0) + f.durationMs)), 0);
       expect(total).toBeLessThanOrEqual(30_000);
       expect(schedule.length).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('draws partitions inside the ensemble only when asked, and then one at a time with other ensemble faults', () => {
+    expect(makeSchedule(5, OPTIONS).some((f) => ENSEMBLE_KINDS.includes(f.kind))).toBe(false);
+    const alone = makeSchedule(5, { ...OPTIONS, kinds: ALL_FAULT_KINDS });
+    expect(new Set(alone.filter((f) => ENSEMBLE_KINDS.includes(f.kind)).map((f) => f.kind))).toEqual(new Set(ENSEMBLE_KINDS));
+    for (const group of groups(makeSchedule(5, { ...OPTIONS, kinds: ALL_FAULT_KINDS, overlap: true }))) {
+      expect(group.filter((f) => SERVER.includes(f.kind)).length).toBeLessThanOrEqual(1);
     }
   });
 });

@@ -30,7 +30,11 @@ export type FaultKind =
   | 'lost-reply'
   | 'expire-session'
   | 'pause-worker'
-  | 'burst';
+  | 'burst'
+  | 'isolate-leader'
+  | 'isolate-follower'
+  | 'split'
+  | 'flap-link';
 
 export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
   'kill-leader',
@@ -43,6 +47,18 @@ export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
   'pause-worker',
   'burst',
 ]);
+
+/**
+ * Partitions inside the ensemble (the cluster's links through proxies): the leader cut off from
+ * both followers; a follower blackholed; a 2-1 split with a member drawn by the seed, cut or
+ * blackholed; a link between the leader and a follower that goes down and up every 0.25-1 s.
+ * Not drawn unless asked for (`--partitions` or `--faults`), so that the seeds of earlier runs
+ * still give the schedules they gave.
+ */
+export const ENSEMBLE_KINDS: readonly FaultKind[] = Object.freeze(['isolate-leader', 'isolate-follower', 'split', 'flap-link'] as FaultKind[]);
+
+/** Every kind the nemesis knows. */
+export const ALL_FAULT_KINDS: readonly FaultKind[] = Object.freeze([...FAULT_KINDS, ...ENSEMBLE_KINDS]);
 
 /** One fault of the schedule. */
 export interface ScheduledFault {
@@ -81,7 +97,7 @@ export interface ScheduleOptions {
 }
 
 /** Faults that act on the ensemble: one at a time even in a group, so that a quorum stays up. */
-const SERVER_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['kill-leader', 'kill-follower', 'pause-server']);
+const SERVER_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['kill-leader', 'kill-follower', 'pause-server', ...ENSEMBLE_KINDS]);
 /** Faults that set a worker's proxy's mode: two on one proxy would undo each other. */
 const PROXY_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['cut-worker', 'blackhole-worker']);
 /** Faults that take no time of their own: in a group they come while the others are on. */
@@ -232,6 +248,12 @@ function duration(kind: FaultKind, t: number, rng: Random): number {
       return rng.int(Math.round(1.25 * t), 2 * t);
     case 'burst':
       return rng.int(3_000, 6_000);
+    case 'isolate-leader':
+    case 'isolate-follower':
+    case 'split':
+      return rng.int(1_000, 2 * t);
+    case 'flap-link':
+      return rng.int(2_000, 2 * t);
   }
 }
 
@@ -423,6 +445,67 @@ async function begin(fault: ScheduledFault, x: NemesisTargets, overlaps: string 
       return async () => {
         worker.thaw();
         mark('end', `worker ${w}`);
+      };
+    }
+    case 'isolate-leader': {
+      const leader = await x.cluster.waitForLeader(30_000);
+      const target = `server ${leader.serverId} (leader) cut off from both followers`;
+      mark('start', target);
+      x.cluster.isolate(leader.serverId, 'cut');
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'isolate-follower': {
+      await x.cluster.waitForLeader(30_000);
+      const followers = await x.cluster.followers();
+      if (followers.length === 0) throw new Error('no follower to isolate');
+      const follower = followers[fault.pick % followers.length];
+      const target = `server ${follower.serverId} (follower) blackholed from both others`;
+      mark('start', target);
+      x.cluster.isolate(follower.serverId, 'blackhole');
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'split': {
+      await x.cluster.waitForLeader(30_000);
+      const member = x.cluster.members[fault.pick % x.cluster.members.length];
+      const how = fault.pick % 2 === 0 ? 'cut' : 'blackhole';
+      const target = `server ${member.serverId} (${(await member.mode()) ?? 'not serving'}) alone, ${how}`;
+      mark('start', target);
+      x.cluster.isolate(member.serverId, how);
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'flap-link': {
+      const leader = await x.cluster.waitForLeader(30_000);
+      const followers = await x.cluster.followers();
+      if (followers.length === 0) throw new Error('no follower to flap a link to');
+      const follower = followers[fault.pick % followers.length];
+      const link = x.cluster.link(leader.serverId, follower.serverId);
+      const target = `link between server ${leader.serverId} (leader) and server ${follower.serverId} (follower)`;
+      const rng = new Random(deriveSeed(fault.pick, fault.id));
+      let flapping = true;
+      mark('start', target);
+      const flaps = (async () => {
+        let down = false;
+        while (flapping) {
+          down = !down;
+          if (down) link.cut();
+          else link.heal();
+          await sleep(rng.int(250, 1_000));
+        }
+      })();
+      return async () => {
+        flapping = false;
+        await flaps;
+        link.heal();
+        mark('end', target);
       };
     }
     case 'burst':

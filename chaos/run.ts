@@ -19,7 +19,7 @@ import { ExponentialBackoffRetry, ZkClient, isZkError, type ConnectionStateError
 import { FaultProxy, TestingCluster } from '../src/testing';
 import { check } from './checker';
 import { HistoryRecorder, now, type HistoryEvent, type SavedHistory } from './history';
-import { FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
+import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
 import { ChildLines } from './processes';
 import { deriveSeed } from './random';
 import { buildReport } from './report';
@@ -74,6 +74,7 @@ export function parseArgs(argv: readonly string[]): Args {
     runs: 1,
     overlap: false,
   };
+  let partitions = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     switch (flag) {
@@ -105,8 +106,8 @@ export function parseArgs(argv: readonly string[]): Args {
       }
       case '--faults': {
         const kinds = value(i++, flag).split(',');
-        const unknown = kinds.filter((k) => !(FAULT_KINDS as readonly string[]).includes(k));
-        if (unknown.length > 0) throw new Error(`unknown fault kinds ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
+        const unknown = kinds.filter((k) => !(ALL_FAULT_KINDS as readonly string[]).includes(k));
+        if (unknown.length > 0) throw new Error(`unknown fault kinds ${unknown.join(', ')}; known: ${ALL_FAULT_KINDS.join(', ')}`);
         args.faults = kinds as FaultKind[];
         break;
       }
@@ -125,17 +126,25 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--overlap':
         args.overlap = true;
         break;
+      case '--partitions':
+        partitions = true;
+        break;
       default:
         throw new Error(`unknown option ${flag}`);
     }
   }
+  if (partitions) args.faults = [...args.faults, ...ENSEMBLE_KINDS.filter((k) => !args.faults.includes(k))];
   if (args.check !== undefined && args.runs > 1) throw new Error('--check checks one saved history; it takes no --runs');
   return args;
 }
 
+function isDefault(kinds: readonly FaultKind[]): boolean {
+  return kinds.length === FAULT_KINDS.length && FAULT_KINDS.every((k) => kinds.includes(k));
+}
+
 /** The command that replays one run's schedule. */
 export function replayCommand(args: Args): string {
-  return `npm run chaos -- --seed ${args.seed} --duration ${args.durationS} --workers ${args.workers}${args.transport ? ` --transport ${args.transport}` : ''}${args.policy !== 'standard' ? ` --policy session` : ''}${args.faults.length !== FAULT_KINDS.length ? ` --faults ${args.faults.join(',')}` : ''}${args.sessionTimeoutMs !== 4_000 ? ` --session-timeout ${args.sessionTimeoutMs}` : ''}${args.quick ? ' --quick' : ''}${args.overlap ? ' --overlap' : ''}`;
+  return `npm run chaos -- --seed ${args.seed} --duration ${args.durationS} --workers ${args.workers}${args.transport ? ` --transport ${args.transport}` : ''}${args.policy !== 'standard' ? ` --policy session` : ''}${isDefault(args.faults) ? '' : ` --faults ${args.faults.join(',')}`}${args.sessionTimeoutMs !== 4_000 ? ` --session-timeout ${args.sessionTimeoutMs}` : ''}${args.quick ? ' --quick' : ''}${args.overlap ? ' --overlap' : ''}`;
 }
 
 /** How long the register and the workers may take to start. */
@@ -229,7 +238,8 @@ async function runOnce(args: Args, filing: RunFiling): Promise<RunSummary> {
   let transport = args.transport ?? 'default';
   let stopAt = Infinity;
   try {
-    cluster = await TestingCluster.start(3, { forceSync: false });
+    // Partitions inside the ensemble need its links through proxies; other runs keep them direct.
+    cluster = await TestingCluster.start(3, { forceSync: false, proxiedLinks: args.faults.some((k) => ENSEMBLE_KINDS.includes(k)) });
     say(`ensemble up: ${cluster.connectString}`);
     const register = new ChildLines('register', 'chaos/register.ts', [], emit, join(logDir, 'register.log'));
     children.push(register);
@@ -384,7 +394,7 @@ async function runBatch(args: Args): Promise<number> {
       summaryMarkdown(all, {
         command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`,
         startedAt,
-        setting: `${args.durationS} s of nemesis per run, ${args.workers} workers, session timeout ${args.sessionTimeoutMs} ms, error policy '${args.policy}'${args.overlap ? ', overlapping faults' : ''}${args.faults.length !== FAULT_KINDS.length ? `, faults ${args.faults.join(',')}` : ''}`,
+        setting: `${args.durationS} s of nemesis per run, ${args.workers} workers, session timeout ${args.sessionTimeoutMs} ms, error policy '${args.policy}'${args.overlap ? ', overlapping faults' : ''}${isDefault(args.faults) ? '' : `, faults ${args.faults.join(',')}`}`,
       }),
     );
   for (const [i, seed] of seeds.entries()) {

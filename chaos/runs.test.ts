@@ -87,3 +87,15 @@ describe('a batch of runs', () => {
     expect(md).toContain('did not run to the end: workers not ready: 1 of 3');
   });
 });
+
+describe('the runner options for partitions inside the ensemble', () => {
+  it('add the ensemble partitions to the kinds with --partitions, and take them by name with --faults', () => {
+    expect(parseArgs(['--partitions']).faults).toEqual(expect.arrayContaining(['kill-leader', 'isolate-leader', 'isolate-follower', 'split', 'flap-link']));
+    expect(parseArgs(['--faults', 'split,cut-worker']).faults).toEqual(['split', 'cut-worker']);
+    expect(parseArgs(['--faults', 'split', '--partitions']).faults).toEqual(['split', 'isolate-leader', 'isolate-follower', 'flap-link']);
+  });
+
+  it('leave them out by default, so earlier seeds keep their schedules', () => {
+    expect(parseArgs([]).faults).not.toContain('isolate-leader');
+  });
+});
