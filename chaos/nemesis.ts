@@ -1,10 +1,19 @@
 /**
  * The nemesis of a chaos run: a schedule of faults drawn from the run's seed, and the executor that
- * injects them one at a time, each after a quiet gap, recording when each starts and ends.
+ * injects them, each fault (or group of faults) after a quiet gap, recording when each starts and
+ * ends.
  *
- * One fault at a time, as etcd's robustness tests do, so that the figures before, during and after
- * each fault tell what that fault did. The seed fixes the kinds, targets and durations; which server
- * leads when a "kill the leader" comes is up to the ensemble, and is recorded.
+ * By default one fault at a time, as etcd's robustness tests do, so that the figures before, during
+ * and after each fault tell what that fault did. With `overlap`, faults come in groups of 2-3 that
+ * overlap, as real outages stack (a server restart during a client partition, an expiry during a
+ * leader kill): the longest fault of a group starts first, the others start later so that every
+ * fault of the group ends at about the same moment, and the faults that take no time (an expiry, a
+ * lost reply) come in the last part of the group, while the others are still on. Ending together
+ * keeps the checker's bound on recovery meaningful: it counts from each fault's end, and no fault
+ * of a group ends long before the others.
+ *
+ * The seed fixes the kinds, targets, durations and offsets; which server leads when a "kill the
+ * leader" comes is up to the ensemble, and is recorded.
  */
 import type { FaultProxy, TestingCluster } from '../src/testing';
 import { loseReplyToCreate, type LostReply } from './frames';
@@ -21,7 +30,11 @@ export type FaultKind =
   | 'lost-reply'
   | 'expire-session'
   | 'pause-worker'
-  | 'burst';
+  | 'burst'
+  | 'isolate-leader'
+  | 'isolate-follower'
+  | 'split'
+  | 'flap-link';
 
 export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
   'kill-leader',
@@ -34,6 +47,18 @@ export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
   'pause-worker',
   'burst',
 ]);
+
+/**
+ * Partitions inside the ensemble (the cluster's links through proxies): the leader cut off from
+ * both followers; a follower blackholed; a 2-1 split with a member drawn by the seed, cut or
+ * blackholed; a link between the leader and a follower that goes down and up every 0.25-1 s.
+ * Not drawn unless asked for (`--partitions` or `--faults`), so that the seeds of earlier runs
+ * still give the schedules they gave.
+ */
+export const ENSEMBLE_KINDS: readonly FaultKind[] = Object.freeze(['isolate-leader', 'isolate-follower', 'split', 'flap-link'] as FaultKind[]);
+
+/** Every kind the nemesis knows. */
+export const ALL_FAULT_KINDS: readonly FaultKind[] = Object.freeze([...FAULT_KINDS, ...ENSEMBLE_KINDS]);
 
 /** One fault of the schedule. */
 export interface ScheduledFault {
@@ -54,6 +79,10 @@ export interface ScheduledFault {
    * (the one whose stale leadership would do harm), or at the scheduled worker.
    */
   readonly aim?: 'latch' | 'selector' | 'worker';
+  /** With `overlap`: the id of the first fault of its group (all faults of a group share it). */
+  readonly group?: number;
+  /** With `overlap`: when it starts, from the start of its group. */
+  readonly offsetMs?: number;
 }
 
 export interface ScheduleOptions {
@@ -63,10 +92,24 @@ export interface ScheduleOptions {
   readonly kinds: readonly FaultKind[];
   /** Shorter gaps, and the fault that exercises fencing (a worker paused past its session) first. */
   readonly quick: boolean;
+  /** Groups of 2-3 overlapping faults instead of one at a time. */
+  readonly overlap?: boolean;
+}
+
+/** Faults that act on the ensemble: one at a time even in a group, so that a quorum stays up. */
+const SERVER_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['kill-leader', 'kill-follower', 'pause-server', ...ENSEMBLE_KINDS]);
+/** Faults that set a worker's proxy's mode: two on one proxy would undo each other. */
+const PROXY_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['cut-worker', 'blackhole-worker']);
+/** Faults that take no time of their own: in a group they come while the others are on. */
+const POINT_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['expire-session', 'lost-reply']);
+
+function targetsWorker(kind: FaultKind): boolean {
+  return kind.endsWith('-worker') || kind === 'lost-reply' || kind === 'expire-session';
 }
 
 /** The schedule a seed gives: kinds in shuffled rounds, so that every kind comes up as often. */
 export function makeSchedule(seed: number, o: ScheduleOptions): ScheduledFault[] {
+  if (o.overlap === true) return makeOverlappingSchedule(seed, o);
   const rng = new Random(deriveSeed(seed, 0));
   const t = o.sessionTimeoutMs;
   const faults: ScheduledFault[] = [];
@@ -82,8 +125,7 @@ export function makeSchedule(seed: number, o: ScheduleOptions): ScheduledFault[]
     const durationMs = duration(kind, t, rng);
     if (elapsed + gapMs + durationMs > o.durationMs) break;
     elapsed += gapMs + durationMs;
-    const targetsWorker = kind.endsWith('-worker') || kind === 'lost-reply' || kind === 'expire-session';
-    const worker = targetsWorker ? rng.int(0, o.workers - 1) : undefined;
+    const worker = targetsWorker(kind) ? rng.int(0, o.workers - 1) : undefined;
     const pick = rng.int(0, 1_000_000);
     // Quick runs always exercise fencing: their first pause comes in the middle of a hold.
     const inHold = kind === 'pause-worker' ? (o.quick && id === 1) || rng.chance(0.5) : undefined;
@@ -98,6 +140,89 @@ export function makeSchedule(seed: number, o: ScheduleOptions): ScheduledFault[]
       ...(inHold !== undefined ? { inHold } : {}),
       ...(aim !== undefined ? { aim } : {}),
     });
+  }
+  return faults;
+}
+
+/**
+ * The schedule of `overlap`: groups of 2-3 faults, their kinds taken in shuffled rounds as one at a
+ * time does. Within a group: at most one fault on the ensemble (a quorum stays up, so the group
+ * ends in recovery rather than in a long outage nobody could tell apart), at most one burst, and no
+ * two faults on one worker's proxy. Each fault keeps the length it would have alone.
+ */
+function makeOverlappingSchedule(seed: number, o: ScheduleOptions): ScheduledFault[] {
+  const rng = new Random(deriveSeed(seed, 0));
+  const t = o.sessionTimeoutMs;
+  const faults: ScheduledFault[] = [];
+  let round: FaultKind[] = [];
+  let elapsed = 0;
+  let id = 1;
+  for (let groupNo = 0; ; groupNo++) {
+    const size = rng.int(2, 3);
+    const members: Array<{ kind: FaultKind; worker: number | undefined; durationMs: number }> = [];
+    const proxyWorkers = new Set<number>();
+    // Quick runs exercise fencing first, as one at a time does (see makeSchedule).
+    if (o.quick && groupNo === 0 && o.kinds.includes('pause-worker')) {
+      members.push({ kind: 'pause-worker', worker: rng.int(0, o.workers - 1), durationMs: duration('pause-worker', t, rng) });
+    }
+    const fits = (kind: FaultKind) =>
+      !(SERVER_KINDS.has(kind) && members.some((m) => SERVER_KINDS.has(m.kind))) &&
+      !(kind === 'burst' && members.some((m) => m.kind === 'burst')) &&
+      !(PROXY_KINDS.has(kind) && proxyWorkers.size >= o.workers);
+    while (members.length < size) {
+      let i = round.findIndex(fits);
+      if (i < 0) {
+        // Nothing left in this round fits the group: the next round starts (what is left comes later).
+        round = round.concat(rng.shuffle(o.kinds));
+        i = round.findIndex(fits);
+        if (i < 0) break;
+      }
+      const [kind] = round.splice(i, 1);
+      let worker: number | undefined;
+      if (PROXY_KINDS.has(kind)) {
+        const free = Array.from({ length: o.workers }, (_, n) => n).filter((n) => !proxyWorkers.has(n));
+        worker = rng.pick(free);
+        proxyWorkers.add(worker);
+      } else if (targetsWorker(kind)) worker = rng.int(0, o.workers - 1);
+      members.push({ kind, worker, durationMs: duration(kind, t, rng) });
+    }
+    const gapMs = o.quick ? rng.int(t, Math.round(1.5 * t)) : rng.int(2 * t, 3 * t);
+    const timed = members.filter((m) => !POINT_KINDS.has(m.kind));
+    // A group of point faults only lasts as long as the longest wait for a lost reply.
+    const spanMs = timed.length > 0 ? Math.max(...timed.map((m) => m.durationMs)) : Math.max(...members.map((m) => m.durationMs), 1_000);
+    if (elapsed + gapMs + spanMs > o.durationMs) break;
+    elapsed += gapMs + spanMs;
+    const group = id;
+    // The longest first: it is on when every other fault of the group starts.
+    const ordered = [...timed].sort((a, b) => b.durationMs - a.durationMs).concat(members.filter((m) => POINT_KINDS.has(m.kind)));
+    const drawn = ordered.map((m, i) => {
+      const point = POINT_KINDS.has(m.kind);
+      let offsetMs = spanMs - m.durationMs;
+      // Among point faults only, the first opens the group and the next comes while it waits.
+      if (point) offsetMs = timed.length > 0 ? rng.int(Math.round(0.6 * spanMs), Math.round(0.85 * spanMs)) : i === 0 ? 0 : rng.int(0, Math.round(spanMs / 2));
+      // A lost reply waits for a create only while the others are on.
+      const durationMs = m.kind === 'lost-reply' ? Math.max(1_000, spanMs - offsetMs) : m.durationMs;
+      return { ...m, offsetMs, durationMs };
+    });
+    drawn.sort((a, b) => a.offsetMs - b.offsetMs);
+    for (const [i, m] of drawn.entries()) {
+      const pick = rng.int(0, 1_000_000);
+      // The first fault of a quick run's first group pauses a worker in the middle of a hold.
+      const inHold = m.kind === 'pause-worker' ? o.quick && groupNo === 0 && i === 0 : undefined;
+      const aim = m.worker !== undefined && !inHold && m.kind !== 'lost-reply' ? rng.pick(['latch', 'selector', 'worker'] as const) : undefined;
+      faults.push({
+        id: id++,
+        kind: m.kind,
+        gapMs: i === 0 ? gapMs : 0,
+        durationMs: m.durationMs,
+        ...(m.worker !== undefined ? { worker: m.worker } : {}),
+        pick,
+        ...(inHold !== undefined ? { inHold } : {}),
+        ...(aim !== undefined ? { aim } : {}),
+        group,
+        offsetMs: m.offsetMs,
+      });
+    }
   }
   return faults;
 }
@@ -123,6 +248,12 @@ function duration(kind: FaultKind, t: number, rng: Random): number {
       return rng.int(Math.round(1.25 * t), 2 * t);
     case 'burst':
       return rng.int(3_000, 6_000);
+    case 'isolate-leader':
+    case 'isolate-follower':
+    case 'split':
+      return rng.int(1_000, 2 * t);
+    case 'flap-link':
+      return rng.int(2_000, 2 * t);
   }
 }
 
@@ -144,20 +275,52 @@ function sleep(ms: number): Promise<void> {
 
 /** Runs the schedule. Resolves once the last fault has ended (not after its "after" phase). */
 export async function runNemesis(schedule: readonly ScheduledFault[], targets: NemesisTargets, onFault?: (fault: ScheduledFault) => void): Promise<void> {
-  for (const fault of schedule) {
-    await sleep(fault.gapMs);
-    onFault?.(fault);
-    try {
-      await inject(fault, targets);
-    } catch (err) {
-      targets.emit({ type: 'note', at: now(), what: 'info', detail: `fault ${fault.id} (${fault.kind}) failed: ${String(err)}` });
-    }
+  for (let i = 0; i < schedule.length; ) {
+    const first = schedule[i];
+    let j = i + 1;
+    while (first.group !== undefined && j < schedule.length && schedule[j].group === first.group) j++;
+    const group = schedule.slice(i, j);
+    i = j;
+    await sleep(first.gapMs);
+    await Promise.all(
+      group.map(async (fault) => {
+        await sleep(fault.offsetMs ?? 0);
+        onFault?.(fault);
+        const others = group.filter((f) => f !== fault).map((f) => `${f.id} (${f.kind})`);
+        try {
+          const end = await begin(fault, targets, others.length > 0 ? `overlaps fault${others.length > 1 ? 's' : ''} ${others.join(', ')}` : undefined);
+          await sleep(SELF_TIMED.has(fault.kind) ? 0 : fault.durationMs);
+          await end();
+        } catch (err) {
+          targets.emit({ type: 'note', at: now(), what: 'info', detail: `fault ${fault.id} (${fault.kind}) failed: ${String(err)}` });
+        }
+      }),
+    );
   }
 }
 
-async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
+/** Faults that wait for themselves inside `begin` (an expiry, a lost reply, a burst runs its course). */
+const SELF_TIMED: ReadonlySet<FaultKind> = new Set<FaultKind>(['expire-session', 'lost-reply']);
+
+/**
+ * Starts one fault and returns what ends it; the caller waits the fault's length in between. A
+ * fault that takes no time of its own (an expiry, a lost reply) is over when this resolves.
+ * `overlaps` names the other faults of its group, for the history.
+ */
+async function begin(fault: ScheduledFault, x: NemesisTargets, overlaps: string | undefined): Promise<() => Promise<void>> {
   const mark = (phase: 'start' | 'end', target: string, extra: Partial<FaultEvent> = {}) =>
-    x.emit({ type: 'fault', at: now(), id: fault.id, kind: fault.kind, phase, target, ...(fault.worker !== undefined ? { worker: w } : {}), ...extra });
+    x.emit({
+      type: 'fault',
+      at: now(),
+      id: fault.id,
+      kind: fault.kind,
+      phase,
+      target,
+      ...(fault.worker !== undefined ? { worker: w } : {}),
+      ...(phase === 'start' && overlaps !== undefined ? { detail: overlaps } : {}),
+      ...extra,
+    });
+  const nothing = () => Promise.resolve();
   let w = fault.worker ?? 0;
   if (fault.aim === 'latch' || fault.aim === 'selector') {
     const leaders = x.holders(fault.aim);
@@ -169,10 +332,10 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       const target = `server ${leader.serverId} (leader)`;
       mark('start', target);
       await leader.kill();
-      await sleep(fault.durationMs);
-      await leader.start();
-      mark('end', target);
-      return;
+      return async () => {
+        await leader.start();
+        mark('end', target);
+      };
     }
     case 'kill-follower': {
       await x.cluster.waitForLeader(30_000);
@@ -182,10 +345,10 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       const target = `server ${follower.serverId} (follower)`;
       mark('start', target);
       await follower.kill();
-      await sleep(fault.durationMs);
-      await follower.start();
-      mark('end', target);
-      return;
+      return async () => {
+        await follower.start();
+        mark('end', target);
+      };
     }
     case 'pause-server': {
       await x.cluster.waitForLeader(30_000);
@@ -193,25 +356,25 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       const target = `server ${server.serverId} (${(await server.mode()) ?? 'not serving'})`;
       mark('start', target);
       server.pause();
-      await sleep(fault.durationMs);
-      server.resume();
-      mark('end', target);
-      return;
+      return async () => {
+        server.resume();
+        mark('end', target);
+      };
     }
     case 'cut-worker':
       mark('start', `worker ${w}`);
       x.proxies[w].cut();
-      await sleep(fault.durationMs);
-      x.proxies[w].heal();
-      mark('end', `worker ${w}`);
-      return;
+      return async () => {
+        x.proxies[w].heal();
+        mark('end', `worker ${w}`);
+      };
     case 'blackhole-worker':
       mark('start', `worker ${w}`);
       x.proxies[w].blackhole();
-      await sleep(fault.durationMs);
-      x.proxies[w].heal();
-      mark('end', `worker ${w}`);
-      return;
+      return async () => {
+        x.proxies[w].heal();
+        mark('end', `worker ${w}`);
+      };
     case 'lost-reply': {
       mark('start', `worker ${w}`);
       let lost: LostReply | undefined;
@@ -228,7 +391,7 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       clearTimeout(timer);
       remove();
       mark('end', `worker ${w}`, { detail: lost ? `reply to the create of ${lost.path} lost (xid ${lost.xid})` : 'no create came in time' });
-      return;
+      return nothing;
     }
     case 'expire-session': {
       const creds = await x.workers[w].request('creds');
@@ -236,7 +399,7 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       if (sessionId === 0n) {
         mark('start', `worker ${w}`, { detail: 'not connected: nothing to expire' });
         mark('end', `worker ${w}`);
-        return;
+        return nothing;
       }
       const session = `0x${sessionId.toString(16)}`;
       const spawnedAt = now();
@@ -255,7 +418,7 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
       if (failed) {
         x.emit({ type: 'note', at: now(), what: 'harness', detail: `expireSession of ${session} ended ${helper.exit}${helper.result?.error ? `: ${String(helper.result.error)}` : ''}` });
       }
-      return;
+      return nothing;
     }
     case 'pause-worker': {
       const worker = x.workers[w];
@@ -278,17 +441,78 @@ async function inject(fault: ScheduledFault, x: NemesisTargets): Promise<void> {
         frozenAt = now();
         worker.freeze();
       }
-      x.emit({ type: 'fault', at: frozenAt, id: fault.id, kind: fault.kind, phase: 'start', target: `worker ${w}`, worker: w, detail });
-      await sleep(fault.durationMs);
-      worker.thaw();
-      mark('end', `worker ${w}`);
-      return;
+      x.emit({ type: 'fault', at: frozenAt, id: fault.id, kind: fault.kind, phase: 'start', target: `worker ${w}`, worker: w, detail: overlaps !== undefined ? `${detail}; ${overlaps}` : detail });
+      return async () => {
+        worker.thaw();
+        mark('end', `worker ${w}`);
+      };
+    }
+    case 'isolate-leader': {
+      const leader = await x.cluster.waitForLeader(30_000);
+      const target = `server ${leader.serverId} (leader) cut off from both followers`;
+      mark('start', target);
+      x.cluster.isolate(leader.serverId, 'cut');
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'isolate-follower': {
+      await x.cluster.waitForLeader(30_000);
+      const followers = await x.cluster.followers();
+      if (followers.length === 0) throw new Error('no follower to isolate');
+      const follower = followers[fault.pick % followers.length];
+      const target = `server ${follower.serverId} (follower) blackholed from both others`;
+      mark('start', target);
+      x.cluster.isolate(follower.serverId, 'blackhole');
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'split': {
+      await x.cluster.waitForLeader(30_000);
+      const member = x.cluster.members[fault.pick % x.cluster.members.length];
+      const how = fault.pick % 2 === 0 ? 'cut' : 'blackhole';
+      const target = `server ${member.serverId} (${(await member.mode()) ?? 'not serving'}) alone, ${how}`;
+      mark('start', target);
+      x.cluster.isolate(member.serverId, how);
+      return async () => {
+        x.cluster.healLinks();
+        mark('end', target);
+      };
+    }
+    case 'flap-link': {
+      const leader = await x.cluster.waitForLeader(30_000);
+      const followers = await x.cluster.followers();
+      if (followers.length === 0) throw new Error('no follower to flap a link to');
+      const follower = followers[fault.pick % followers.length];
+      const link = x.cluster.link(leader.serverId, follower.serverId);
+      const target = `link between server ${leader.serverId} (leader) and server ${follower.serverId} (follower)`;
+      const rng = new Random(deriveSeed(fault.pick, fault.id));
+      let flapping = true;
+      mark('start', target);
+      const flaps = (async () => {
+        let down = false;
+        while (flapping) {
+          down = !down;
+          if (down) link.cut();
+          else link.heal();
+          await sleep(rng.int(250, 1_000));
+        }
+      })();
+      return async () => {
+        flapping = false;
+        await flaps;
+        link.heal();
+        mark('end', target);
+      };
     }
     case 'burst':
       mark('start', 'all workers');
       await Promise.all(x.workers.map((worker) => worker.request('burst', { flows: 4, durationMs: fault.durationMs }).catch(() => undefined)));
-      await sleep(fault.durationMs);
-      mark('end', 'all workers');
-      return;
+      return async () => {
+        mark('end', 'all workers');
+      };
   }
 }

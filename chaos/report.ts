@@ -127,8 +127,10 @@ export function buildReport(result: CheckResult, events: readonly HistoryEvent[]
   for (let i = 0; i < starts.length; i++) {
     const { start, end } = starts[i];
     const endAt = end?.at ?? start.at;
-    const prevEnd = i === 0 ? info.startMono : (starts[i - 1].end?.at ?? starts[i - 1].start.at);
-    const nextStart = i + 1 < starts.length ? starts[i + 1].start.at : info.stopAt;
+    // Faults of an overlapping group are on at once: "before" starts after the last fault that
+    // ended before this one began, "after" ends before the next fault that begins after it ended.
+    const prevEnd = Math.max(info.startMono, ...starts.slice(0, i).map((f) => f.end?.at ?? f.start.at).filter((at) => at <= start.at));
+    const nextStart = Math.min(info.stopAt, ...starts.slice(i + 1).map((f) => f.start.at).filter((at) => at >= endAt));
     const windows: Array<[string, number, number]> = [
       ['before', start.at - (start.at - prevEnd) / 2, start.at],
       ['during', start.at, endAt],

@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--duration S] [--seed N] [--transport native|protocol] [--workers K] [--quick]`
+ * `npm run chaos -- [--duration S] [--seed N] [--transport native|protocol] [--workers K] [--quick] [--runs N] [--overlap]`
  *
  * The runner of the fault-injection suite: it starts a 3-node TestingCluster, the register, one
  * FaultProxy and one worker process per worker, runs the nemesis's seeded schedule, lets the system
@@ -10,7 +10,8 @@
  * Other options: --session-timeout ms (default 4000), --policy standard|session (default standard),
  * --faults kind,kind (only these kinds), --out dir (default chaos/out), --save-history (also when
  * nothing failed), --check history.json (check a saved history again and report on it; no run). `--quick` is about a minute: 3 workers, 30 s of nemesis, a worker paused past its
- * session first.
+ * session first. `--runs N` runs N quick runs back to back, seeds `--seed`, `--seed`+1, ... (see
+ * `runs.ts`). `--overlap` draws groups of 2-3 faults that overlap (see `nemesis.ts`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -18,14 +19,15 @@ import { ExponentialBackoffRetry, ZkClient, isZkError, type ConnectionStateError
 import { FaultProxy, TestingCluster } from '../src/testing';
 import { check } from './checker';
 import { HistoryRecorder, now, type HistoryEvent, type SavedHistory } from './history';
-import { FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
+import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
 import { ChildLines } from './processes';
 import { deriveSeed } from './random';
 import { buildReport } from './report';
+import { batchExitCode, batchSeeds, finalLine, operationsOf, summaryLine, summaryMarkdown, type RunSummary } from './runs';
 import { chaosPaths, SEMAPHORE_LEASES } from './workload';
 import type { WorkerConfig } from './worker';
 
-interface Args {
+export interface Args {
   durationS: number;
   quick: boolean;
   seed: number;
@@ -38,6 +40,10 @@ interface Args {
   saveHistory: boolean;
   /** A saved history to check again (and report on), instead of a run. */
   check: string | undefined;
+  /** How many runs, back to back, each with its own seed; 1 unless `--runs` (which implies `--quick`). */
+  runs: number;
+  /** Faults come in groups of 2-3 that overlap. */
+  overlap: boolean;
 }
 
 export function parseArgs(argv: readonly string[]): Args {
@@ -51,7 +57,8 @@ export function parseArgs(argv: readonly string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${flag} takes an integer of at least ${min}, got ${argv[i + 1]}`);
     return n;
   };
-  const quick = argv.includes('--quick');
+  // Many runs are quick ones unless told otherwise: that is what they are for.
+  const quick = argv.includes('--quick') || argv.includes('--runs');
   const args: Args = {
     durationS: quick ? 30 : 600,
     quick,
@@ -64,7 +71,10 @@ export function parseArgs(argv: readonly string[]): Args {
     out: join(__dirname, 'out'),
     saveHistory: false,
     check: undefined,
+    runs: 1,
+    overlap: false,
   };
+  let partitions = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     switch (flag) {
@@ -96,8 +106,8 @@ export function parseArgs(argv: readonly string[]): Args {
       }
       case '--faults': {
         const kinds = value(i++, flag).split(',');
-        const unknown = kinds.filter((k) => !(FAULT_KINDS as readonly string[]).includes(k));
-        if (unknown.length > 0) throw new Error(`unknown fault kinds ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
+        const unknown = kinds.filter((k) => !(ALL_FAULT_KINDS as readonly string[]).includes(k));
+        if (unknown.length > 0) throw new Error(`unknown fault kinds ${unknown.join(', ')}; known: ${ALL_FAULT_KINDS.join(', ')}`);
         args.faults = kinds as FaultKind[];
         break;
       }
@@ -110,12 +120,35 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--check':
         args.check = value(i++, flag);
         break;
+      case '--runs':
+        args.runs = int(i++, flag, 1);
+        break;
+      case '--overlap':
+        args.overlap = true;
+        break;
+      case '--partitions':
+        partitions = true;
+        break;
       default:
         throw new Error(`unknown option ${flag}`);
     }
   }
+  if (partitions) args.faults = [...args.faults, ...ENSEMBLE_KINDS.filter((k) => !args.faults.includes(k))];
+  if (args.check !== undefined && args.runs > 1) throw new Error('--check checks one saved history; it takes no --runs');
   return args;
 }
+
+function isDefault(kinds: readonly FaultKind[]): boolean {
+  return kinds.length === FAULT_KINDS.length && FAULT_KINDS.every((k) => kinds.includes(k));
+}
+
+/** The command that replays one run's schedule. */
+export function replayCommand(args: Args): string {
+  return `npm run chaos -- --seed ${args.seed} --duration ${args.durationS} --workers ${args.workers}${args.transport ? ` --transport ${args.transport}` : ''}${args.policy !== 'standard' ? ` --policy session` : ''}${isDefault(args.faults) ? '' : ` --faults ${args.faults.join(',')}`}${args.sessionTimeoutMs !== 4_000 ? ` --session-timeout ${args.sessionTimeoutMs}` : ''}${args.quick ? ' --quick' : ''}${args.overlap ? ' --overlap' : ''}`;
+}
+
+/** How long the register and the workers may take to start. */
+const STARTUP_MS = 300_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -171,25 +204,33 @@ function checkAgain(file: string): number {
   return result.violations.length > 0 ? 1 : 0;
 }
 
-async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  if (args.check !== undefined) return checkAgain(args.check);
+/** How one run files what it leaves: a batch names its files by seed only, in a folder of its own. */
+interface RunFiling {
+  /** Print the whole report (a single run), or only a line (a batch does that). */
+  readonly printReport: boolean;
+  readonly byStamp: boolean;
+}
+
+/** One run, from the ensemble's start to the report. Throws when the harness cannot carry it out. */
+async function runOnce(args: Args, filing: RunFiling): Promise<RunSummary> {
   const t = args.sessionTimeoutMs;
   const bounds = boundsFor(t);
   const root = `/chaos-${args.seed}`;
   const paths = chaosPaths(root);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const suffix = filing.byStamp ? `-${stamp}` : '';
   mkdirSync(args.out, { recursive: true });
-  const logDir = join(args.out, `logs-${args.seed}-${stamp}`);
+  const logDir = join(args.out, `logs-${args.seed}${suffix}`);
   mkdirSync(logDir, { recursive: true });
-  const schedule = makeSchedule(args.seed, { durationMs: args.durationS * 1000, sessionTimeoutMs: t, workers: args.workers, kinds: args.faults, quick: args.quick });
-  const command = `npm run chaos -- --seed ${args.seed} --duration ${args.durationS} --workers ${args.workers}${args.transport ? ` --transport ${args.transport}` : ''}${args.policy !== 'standard' ? ` --policy session` : ''}${args.faults.length !== FAULT_KINDS.length ? ` --faults ${args.faults.join(',')}` : ''}${args.sessionTimeoutMs !== 4_000 ? ` --session-timeout ${t}` : ''}${args.quick ? ' --quick' : ''}`;
+  const schedule = makeSchedule(args.seed, { durationMs: args.durationS * 1000, sessionTimeoutMs: t, workers: args.workers, kinds: args.faults, quick: args.quick, overlap: args.overlap });
+  const command = replayCommand(args);
   say(`seed ${args.seed}: ${schedule.length} faults over ${args.durationS} s, ${args.workers} workers, session timeout ${t} ms`);
 
   const recorder = new HistoryRecorder();
   const emit = (e: HistoryEvent) => recorder.record(e);
   const startMono = now();
   const startWall = Date.now();
+  const began = Date.now();
   const children: ChildLines[] = [];
   const proxies: FaultProxy[] = [];
   let cluster: TestingCluster | undefined;
@@ -197,11 +238,14 @@ async function main(): Promise<number> {
   let transport = args.transport ?? 'default';
   let stopAt = Infinity;
   try {
-    cluster = await TestingCluster.start(3, { forceSync: false });
+    // Partitions inside the ensemble need its links through proxies; other runs keep them direct.
+    cluster = await TestingCluster.start(3, { forceSync: false, proxiedLinks: args.faults.some((k) => ENSEMBLE_KINDS.includes(k)) });
     say(`ensemble up: ${cluster.connectString}`);
     const register = new ChildLines('register', 'chaos/register.ts', [], emit, join(logDir, 'register.log'));
     children.push(register);
-    const { port } = (await register.nextMessage(60_000)) as { port: number };
+    // Start-up compiles the workload on the fly: on a loaded machine that takes minutes, and it
+    // is no part of the run.
+    const { port } = (await register.nextMessage(STARTUP_MS)) as { port: number };
 
     for (let i = 0; i < args.workers; i++) proxies.push(await FaultProxy.start(cluster.connectString));
     // Every worker starts before this process opens a ZooKeeper handle of its own: the native
@@ -228,7 +272,7 @@ async function main(): Promise<number> {
       }, join(logDir, `worker-${index}.log`));
     });
     children.push(...workers);
-    const readyBy = Date.now() + 90_000;
+    const readyBy = Date.now() + STARTUP_MS;
     while (ready.size < workers.length) {
       if (Date.now() > readyBy || workers.some((w) => w.hasExited)) throw new Error(`workers not ready: ${workers.length - ready.size} of ${workers.length} (see ${relative(process.cwd(), logDir)})`);
       await sleep(100);
@@ -300,7 +344,7 @@ async function main(): Promise<number> {
   const events = recorder.sorted();
   const result = check(events, { sessionTimeoutMs: t, semaphoreLeases: SEMAPHORE_LEASES, ...bounds, stopAt });
   const failed = result.violations.length > 0;
-  const historyFile = failed || args.saveHistory ? join(args.out, `history-seed${args.seed}-${stamp}.json`) : undefined;
+  const historyFile = failed || args.saveHistory ? join(args.out, `history-seed${args.seed}${suffix}.json`) : undefined;
   if (historyFile) recorder.save(historyFile, { seed: args.seed, args: { ...args, transportUsed: transport }, clock: { wallMs: startWall, monoMs: startMono }, schedule, stopAt });
   const report = buildReport(result, events, {
     seed: args.seed,
@@ -317,11 +361,68 @@ async function main(): Promise<number> {
     historyFile: historyFile ? relative(process.cwd(), historyFile) : undefined,
     bounds,
   });
-  const reportFile = join(args.out, `report-seed${args.seed}-${stamp}.md`);
+  const reportFile = join(args.out, `report-seed${args.seed}${suffix}.md`);
   writeFileSync(reportFile, report);
-  process.stdout.write(`${report}\n`);
+  if (filing.printReport) process.stdout.write(`${report}\n`);
   say(`report: ${relative(process.cwd(), reportFile)}; ${recorder.size} events; ${result.violations.length} violation(s)`);
-  return failed ? 1 : 0;
+  return {
+    seed: args.seed,
+    transport,
+    faults: result.faults.length,
+    operations: operationsOf(result.counters),
+    violations: result.violations.length,
+    violationKinds: [...new Set(result.violations.map((v) => v.kind))],
+    durationMs: Date.now() - began,
+    ...(historyFile ? { historyFile: relative(process.cwd(), historyFile) } : {}),
+    reportFile: relative(process.cwd(), reportFile),
+  };
+}
+
+/**
+ * `--runs N`: N runs back to back, seeds from the base seed on, each in the same folder of the
+ * batch; a line per run on stdout as it ends, the batch's summary in the folder, and a last line.
+ */
+async function runBatch(args: Args): Promise<number> {
+  const startedAt = new Date();
+  const dir = join(args.out, `runs-seed${args.seed}x${args.runs}-${startedAt.toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(dir, { recursive: true });
+  const seeds = batchSeeds(args.seed, args.runs);
+  const all: RunSummary[] = [];
+  const write = () =>
+    writeFileSync(
+      join(dir, 'summary.md'),
+      summaryMarkdown(all, {
+        command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`,
+        startedAt,
+        setting: `${args.durationS} s of nemesis per run, ${args.workers} workers, session timeout ${args.sessionTimeoutMs} ms, error policy '${args.policy}'${args.overlap ? ', overlapping faults' : ''}${isDefault(args.faults) ? '' : `, faults ${args.faults.join(',')}`}`,
+      }),
+    );
+  for (const [i, seed] of seeds.entries()) {
+    const began = Date.now();
+    let summary: RunSummary;
+    try {
+      summary = await runOnce({ ...args, seed, out: dir }, { printReport: false, byStamp: false });
+    } catch (err) {
+      say(`seed ${seed}: the run failed: ${err instanceof Error ? err.stack : String(err)}`);
+      const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      summary = { seed, transport: args.transport ?? 'default', faults: 0, operations: 0, violations: 0, violationKinds: [], durationMs: Date.now() - began, error: first };
+    }
+    all.push(summary);
+    process.stdout.write(`${summaryLine(summary, i, seeds.length)}\n`);
+    // Written after every run: a batch cut short still leaves what it found.
+    write();
+  }
+  process.stdout.write(`${finalLine(all)}\n`);
+  say(`summary: ${relative(process.cwd(), join(dir, 'summary.md'))}`);
+  return batchExitCode(all);
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.check !== undefined) return checkAgain(args.check);
+  if (args.runs > 1) return runBatch(args);
+  const summary = await runOnce(args, { printReport: true, byStamp: true });
+  return summary.violations > 0 ? 1 : 0;
 }
 
 if (require.main === module) {

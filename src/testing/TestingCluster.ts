@@ -1,6 +1,20 @@
 import { InvalidArgumentError } from '../errors';
+import { PeerLinks, type PeerLink } from './peerLinks';
 import { freePorts } from './ports';
 import { TestingServer, type TestingServerOptions } from './TestingServer';
+
+/** Options of {@link TestingCluster.start}: those of every member, and how the members are linked. */
+export interface TestingClusterOptions extends Omit<TestingServerOptions, 'port' | 'dataDir'> {
+  /**
+   * Run the quorum and election traffic between members through FaultProxies, one per ordered
+   * pair, so that {@link TestingCluster.link} can cut, blackhole, slow down and heal the link
+   * between two members. Off by default: members then talk directly.
+   */
+  proxiedLinks?: boolean;
+}
+
+/** How a member is cut off from its peers: connections reset, or silently nothing forwarded. */
+export type IsolationMode = 'cut' | 'blackhole';
 
 /**
  * An ensemble of real ZooKeeper servers on loopback, each a `TestingServer` with the same controls
@@ -12,22 +26,42 @@ import { TestingServer, type TestingServerOptions } from './TestingServer';
  * const leader = await cluster.waitForLeader();
  * await leader.kill();
  * ```
+ *
+ * With `proxiedLinks`, the members talk to each other through FaultProxies, and a test can
+ * partition the ensemble itself while clients still reach every member:
+ *
+ * ```ts
+ * await using cluster = await TestingCluster.start(3, { proxiedLinks: true });
+ * const leader = await cluster.waitForLeader();
+ * cluster.isolate(leader.serverId); // the two others elect a new leader
+ * cluster.healLinks(); // the old leader rejoins as a follower
+ * ```
  */
 export class TestingCluster implements AsyncDisposable {
   private closed = false;
 
-  private constructor(readonly members: readonly TestingServer[]) {}
+  private constructor(
+    readonly members: readonly TestingServer[],
+    private readonly links: PeerLinks | undefined,
+  ) {}
 
-  /** Starts an `n`-member ensemble and resolves once every member serves as leader or follower. */
-  static async start(n = 3, options: Omit<TestingServerOptions, 'port' | 'dataDir'> = {}): Promise<TestingCluster> {
+  /**
+   * Starts an `n`-member ensemble and resolves once every member serves as leader or follower.
+   *
+   * @throws InvalidArgumentError when `n` is not an integer from 1 to 9 (before anything starts).
+   */
+  static async start(n = 3, options: TestingClusterOptions = {}): Promise<TestingCluster> {
     if (!Number.isInteger(n) || n < 1 || n > 9) throw new InvalidArgumentError(`an ensemble has 1 to 9 members, got ${n}`);
+    const { proxiedLinks, ...serverOptions } = options;
     const ports = await freePorts(3 * n);
-    const serverLines = Array.from({ length: n }, (_, i) => `server.${i + 1}=127.0.0.1:${ports[3 * i + 1]}:${ports[3 * i + 2]}`);
+    const real = Array.from({ length: n }, (_, i) => ({ quorumPort: ports[3 * i + 1], electionPort: ports[3 * i + 2] }));
+    const links = proxiedLinks === true ? await PeerLinks.start(real) : undefined;
+    const direct = real.map((r, i) => `server.${i + 1}=127.0.0.1:${r.quorumPort}:${r.electionPort}`);
     const members = Array.from(
       { length: n },
-      (_, i) => new TestingServer({ ...options, port: ports[3 * i] }, { serverId: i + 1, serverLines }),
+      (_, i) => new TestingServer({ ...serverOptions, port: ports[3 * i] }, { serverId: i + 1, serverLines: links ? links.serverLines(i + 1) : direct }),
     );
-    const cluster = new TestingCluster(members);
+    const cluster = new TestingCluster(members, links);
     try {
       await Promise.all(members.map((m) => m.start()));
     } catch (err) {
@@ -69,11 +103,40 @@ export class TestingCluster implements AsyncDisposable {
     throw new Error(`no leader with a serving quorum within ${timeoutMs} ms`);
   }
 
+  /**
+   * The link between members `a` and `b` (server ids), both ways: quorum and election traffic.
+   *
+   * @throws InvalidArgumentError when the ensemble was started without `proxiedLinks`, or `a` and
+   *   `b` are not two different members.
+   */
+  link(a: number, b: number): PeerLink {
+    if (this.links === undefined) throw new InvalidArgumentError('the links between members are direct: start the ensemble with proxiedLinks');
+    return this.links.link(a, b);
+  }
+
+  /**
+   * Cuts member `serverId` off from every other member (its clients still reach it), until
+   * {@link healLinks}. In a 3-member ensemble, the two others keep a quorum.
+   *
+   * @throws InvalidArgumentError as {@link link} does.
+   */
+  isolate(serverId: number, how: IsolationMode = 'cut'): void {
+    for (const other of this.members) {
+      if (other.serverId !== serverId) this.link(serverId, other.serverId)[how]();
+    }
+  }
+
+  /** Heals every link between members (no fault, no delay). Does nothing without `proxiedLinks`. */
+  healLinks(): void {
+    for (const link of this.links?.all() ?? []) link.heal();
+  }
+
   /** Kills every member and removes all data. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.members.map((m) => m.close()));
+    await this.links?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
