@@ -1,5 +1,5 @@
 import debug from 'debug';
-import type { PersistentWatch, PersistentWatchEvent } from '../../src/client/PersistentWatch';
+import type { PersistentWatcher, PersistentWatchEvent } from '../../src/client/PersistentWatcher';
 import type { ZkClient } from '../../src/client/ZkClient';
 import { subscribe } from '../../src/util/events';
 import { StepLoop } from '../../src/util/StepLoop';
@@ -23,7 +23,7 @@ const log = debug('zk-recipes:cache:persistent');
  *   CONNECTED or RECONNECTED.
  */
 export class PersistentTreeWatcher implements TreeWatcher {
-  private watch: PersistentWatch | undefined;
+  private watch: PersistentWatcher | undefined;
   private closed = false;
   private initialized = false;
   private readonly starter: StepLoop;

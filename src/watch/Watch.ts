@@ -77,6 +77,7 @@ export class Watch<T> {
   private started: Promise<T | null> | undefined;
   private readonly onSessionEnd: () => void;
 
+  /** @internal Built by NodeWatch and ChildrenWatch, whose readers it takes. */
   constructor(
     private readonly client: ZkClient,
     readonly path: string,
