@@ -86,7 +86,7 @@ export { TransactionError, type Transaction, type CommitOptions, type Transactio
 export type { PersistentWatcher, PersistentWatch, PersistentWatchEvent, PersistentWatchEvents } from './src/client/PersistentWatcher';
 export type { SessionCredentials, HasSessionCredentials } from './src/client/SessionCredentials';
 export type { MultiReadResult, ReadOp, ClientIdentity } from './src/client/serverInfo';
-export type { WatchKind } from './src/client/WatchRegistry';
+export type { WatchKind } from './src/client/OneShotWatches';
 export { NodeWatch, ChildrenWatch, type NodeData, type NodeChildren, type Watch, type NodeWatchOptions, type WatchListener } from './src/watch';
 export {
   Perms,
@@ -191,6 +191,7 @@ export {
   CuratorCache,
   CURATOR_CACHE_DEFAULTS,
   CacheTimeoutError,
+  CuratorCacheBridge,
   CacheBridge,
   NodeCache,
   PathChildrenCache,
@@ -203,6 +204,7 @@ export {
   type CacheFilter,
   type CacheFilterDecision,
   type CacheScope,
+  type CuratorCacheBridgeOptions,
   type CacheBridgeOptions,
   type NodeCacheOptions,
   type NodeCacheEvents,

@@ -39,7 +39,7 @@ import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
-import { WatchRegistry, type WatchKind } from './WatchRegistry';
+import { OneShotWatches, type WatchKind } from './OneShotWatches';
 
 const log = debug('zk-recipes:client');
 
@@ -83,7 +83,7 @@ export type {
 export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSessionCredentials, AsyncDisposable {
   readonly options: ResolvedClientOptions;
   private readonly states: ConnectionStateManager;
-  private readonly watches = new WatchRegistry();
+  private readonly watches = new OneShotWatches();
   private readonly connection: Connection;
   private readonly retry: RetryLoop;
   private readonly ns: Namespace;
