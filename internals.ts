@@ -56,3 +56,9 @@ export {
   type EngineSettings,
 } from './recipes/queue';
 export { encodeCount, decodeCount } from './recipes/shared';
+export { QueueBase, type QueueOrder } from './recipes/queue';
+export { READY_NODE } from './recipes/barriers';
+export { DistributedAtomicNumber, INT_CODEC, LONG_CODEC, encodeInt, decodeInt, encodeLong, decodeLong, type NumberCodec } from './recipes/atomic';
+// CuratorCache's strategy seam: where its change notifications come from.
+export { OneShotTreeWatcher, PersistentTreeWatcher, type TreeWatcher, type TreeWatcherSink, type TreeWatcherFactory } from './recipes/cache';
+export type { CreatedAndListed } from './src/client/ZkClient';

@@ -66,13 +66,27 @@ function mutexProgram({ label, ts }) {
   }`;
 }
 
-const TS_PROGRAM = (label) => `import { InterProcessMutex, ZkClient, LockTimeoutError, type Lease } from 'zk-recipes';
+const TS_PROGRAM = (label) => `import { InterProcessMutex, ZkClient, LockTimeoutError, type Lease, type PersistentWatcher, type Session } from 'zk-recipes';
 import { TestingServer, type TestingServerOptions } from 'zk-recipes/testing';
 import { sortLockNodes } from 'zk-recipes/internals';
 
 const options: TestingServerOptions = { forceSync: false };
 void options;
 void sortLockNodes;
+// What only the client and the recipes call is not in the published declarations.
+function internalsStayOut(client: ZkClient, session: Session, watcher: PersistentWatcher): void {
+  // @ts-expect-error only the client ends a session
+  session.end(new Error('ended by a user'));
+  // @ts-expect-error only the client passes a watcher its events
+  watcher.deliver({ type: 'reset', path: '/', reason: 'reconnected' });
+  // @ts-expect-error the recipes' seam
+  void client.createAndListParent('/node');
+  // @ts-expect-error a test seam
+  void client.pendingBackgroundDeletes;
+  // @ts-expect-error a test seam
+  void new ZkClient({ connectString: '127.0.0.1:2181', transportFactory: () => undefined });
+}
+void internalsStayOut;
 async function main(): Promise<void> {${mutexProgram({ label, ts: true })}
 }
 main().catch((err: unknown) => {

@@ -9,7 +9,7 @@
  * @packageDocumentation
  */
 export { ConnectionState } from './client/ConnectionState';
-export { PersistentWatch, type PersistentWatchEvent } from './client/PersistentWatch';
+export { PersistentWatcher, type PersistentWatchEvent } from './client/PersistentWatcher';
 export { Session } from './client/Session';
 export { TransactionError, TransactionOutcomeUnknownError } from './client/Transaction';
 export { ZkClient, type CreatedAndListed } from './client/ZkClient';

@@ -1,25 +1,19 @@
 import { LeaderLatch, LeaderLatchClosedError, LeaderSelector } from '../../recipes/leader';
 import { InterProcessMutex, LockLostError } from '../../recipes/locks';
 import { ClientClosedError, InvalidArgumentError, MAX_DATA_BYTES } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, aborted, randomRoot, timing } from '../helpers';
+import { StateRecorder, aborted, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('closing a client, and requests that cannot fit', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(() => {
     root = randomRoot('close');
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   it('a request too large for the server is refused before it is sent; the connection and a lease on it are untouched', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const mark = states.mark();
     const lease = await new InterProcessMutex(client, `${root}/lock`).acquire();
@@ -39,7 +33,7 @@ describe('closing a client, and requests that cannot fit', () => {
   });
 
   it('closing the client aborts its leases, ends its latches, and interrupts its selectors, saying why', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(client, `${root}/lock`).acquire();
     const latch = new LeaderLatch(client, `${root}/latch`, { id: 'l' });
     latch.start();

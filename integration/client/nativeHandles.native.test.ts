@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Perms } from '../../src';
-import { FaultProxy, TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
+import { FaultProxy } from '../../src/testing';
+import { StateRecorder, randomRoot, timing, watchNode } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /**
  * The native binding watches the C client's socket with a poll handle it updates only from its own
@@ -10,21 +11,15 @@ import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helper
  * such sockets from being opened; these tests open them at the moments that used to break.
  */
 describe('native handles and their sockets', () => {
-  let server: TestingServer;
-  const clients = new Clients();
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('a reset found while sending: the handle is replaced, sockets opened at once work, and the session and its node survive', async () => {
     const root = randomRoot('handles');
-    await using proxy = await FaultProxy.start(server.connectString);
-    const admin = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
     await admin.create(root, { data: 'x' });
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     const ours = await client.create(`${root}/ours`, { mode: 'EPHEMERAL' });
@@ -37,8 +32,8 @@ describe('native handles and their sockets', () => {
     const read = client.getData(root);
     // Opened at once: a new handle and a plain Node socket, each of which could get the number of
     // the socket just closed.
-    const other = clients.connect({ connectString: server.connectString });
-    const srvr = server.fourLetterWord('srvr', timing(5_000));
+    const other = zk.clients.connect({ connectString: zk.server.connectString });
+    const srvr = zk.server.fourLetterWord('srvr', timing(5_000));
     await expect(srvr).resolves.toMatch(/Mode: standalone/);
     expect((await other).sessionId).toBeGreaterThan(0n);
 
@@ -55,10 +50,10 @@ describe('native handles and their sockets', () => {
   it('a replacement handle carries the credentials, and tells only watches that were set', async () => {
     const root = randomRoot('handles');
     const digest = createHash('sha1').update('alice:secret').digest('base64');
-    await using proxy = await FaultProxy.start(server.connectString);
-    const admin = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
     await admin.create(root);
-    const alice = await clients.connect({
+    const alice = await zk.clients.connect({
       connectString: proxy.connectString,
       sessionTimeoutMs: 9_000,
       authInfo: [{ scheme: 'digest', auth: 'alice:secret' }],
@@ -84,16 +79,16 @@ describe('native handles and their sockets', () => {
   });
 
   it('a socket opened by code reacting to SUSPENDED works', async () => {
-    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 3_000 });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: 3_000 });
     const reacted = new Promise<string>((resolve, reject) => {
       client.on('stateChanged', (state) => {
         // Opened from inside the state listener, as reacting code does.
         if (state !== 'SUSPENDED') return;
-        server.resume();
-        server.fourLetterWord('srvr', timing(5_000)).then(resolve, reject);
+        zk.server.resume();
+        zk.server.fourLetterWord('srvr', timing(5_000)).then(resolve, reject);
       });
     });
-    server.pause();
+    zk.server.pause();
     expect(await reacted).toMatch(/Mode: standalone/);
   });
 });

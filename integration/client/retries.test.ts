@@ -1,7 +1,8 @@
 import { ConnectionTimeoutError, ZkError, type RetryPolicy } from '../../src';
 import { RetryNTimes } from '../../src/retry';
-import { FaultProxy, TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing, watchNode } from '../helpers';
+import { TestingServer } from '../../src/testing';
+import { StateRecorder, randomRoot, timing, watchNode } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /** A policy that records what it was asked. */
 function recordingPolicy(inner: RetryPolicy): RetryPolicy & { calls: Array<{ retryCount: number; code: string }> } {
@@ -16,38 +17,24 @@ function recordingPolicy(inner: RetryPolicy): RetryPolicy & { calls: Array<{ ret
 }
 
 describe('ZkClient retries', () => {
-  let server: TestingServer;
-  let proxy: FaultProxy;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  beforeEach(async () => {
-    proxy = await FaultProxy.start(server.connectString);
-  });
-  afterEach(async () => {
-    await clients.closeAll();
-    await proxy.close();
-  });
-  afterAll(() => server.close());
+  const zk = useZooKeeper({ proxy: 'each' });
 
   it('an operation started during a short cut succeeds after the heal', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: proxy.connectString, connectionTimeoutMs: timing(20_000) });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, connectionTimeoutMs: timing(20_000) });
     const states = new StateRecorder(client);
     const mark = states.mark();
-    proxy.cut();
+    zk.proxy.cut();
     await states.waitFor('SUSPENDED', mark);
     const pending = client.create(root, { data: 'after the heal' });
-    proxy.heal();
+    zk.proxy.heal();
     expect(await pending).toBe(root);
     expect((await client.getData(root)).data.toString()).toBe('after the heal');
   });
 
   it('a non-retryable error is not retried', async () => {
     const policy = recordingPolicy(new RetryNTimes({ n: 5, sleepMsBetweenRetries: 10 }));
-    const client = await clients.connect({ connectString: proxy.connectString, retryPolicy: policy });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, retryPolicy: policy });
     await expect(client.getData(`${randomRoot()}/missing`)).rejects.toMatchObject({ code: 'NONODE' });
     await expect(client.create(`${randomRoot()}/no/parent`)).rejects.toMatchObject({ code: 'NONODE' });
     expect(policy.calls).toEqual([]);
@@ -55,14 +42,14 @@ describe('ZkClient retries', () => {
 
   it('retries a wait for a connection under the policy, then gives up with a ConnectionTimeoutError that says where and how long', async () => {
     const policy = recordingPolicy(new RetryNTimes({ n: 2, sleepMsBetweenRetries: 10 }));
-    const client = await clients.connect({ connectString: proxy.connectString, retryPolicy: policy, connectionTimeoutMs: 300 });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, retryPolicy: policy, connectionTimeoutMs: 300 });
     const states = new StateRecorder(client);
     const mark = states.mark();
-    proxy.cut();
+    zk.proxy.cut();
     await states.waitFor('SUSPENDED', mark);
     const err = await client.getData('/').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectionTimeoutError);
-    expect((err as Error).message).toMatch(new RegExp(`^no connection to ${proxy.connectString} within \\d+ ms`));
+    expect((err as Error).message).toMatch(new RegExp(`^no connection to ${zk.proxy.connectString} within \\d+ ms`));
     expect(policy.calls).toEqual([
       { retryCount: 0, code: 'CONNECTION_TIMEOUT' },
       { retryCount: 1, code: 'CONNECTION_TIMEOUT' },
@@ -73,10 +60,10 @@ describe('ZkClient retries', () => {
   it('a request sent into a connection that was just reset reports SUSPENDED at once instead of hanging', async () => {
     // The C client finds the reset while sending, inside the call; the binding would look at it
     // again only a third of the session timeout later.
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 60_000, connectionTimeoutMs: 200 });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, sessionTimeoutMs: 60_000, connectionTimeoutMs: 200 });
     const states = new StateRecorder(client);
     const mark = states.mark();
-    proxy.cut();
+    zk.proxy.cut();
     const started = Date.now();
     const op = client.getData('/');
     await states.waitFor('SUSPENDED', mark, timing(5_000));
@@ -88,9 +75,9 @@ describe('ZkClient retries', () => {
 
   it('a guaranteed delete that fails on a partition is finished in the background after the heal', async () => {
     const root = randomRoot();
-    const observer = await clients.connect({ connectString: server.connectString });
-    const client = await clients.connect({
-      connectString: proxy.connectString,
+    const observer = await zk.clients.connect({ connectString: zk.server.connectString });
+    const client = await zk.clients.connect({
+      connectString: zk.proxy.connectString,
       retryPolicy: new RetryNTimes({ n: 1, sleepMsBetweenRetries: 10 }),
       connectionTimeoutMs: 300,
     });
@@ -98,11 +85,11 @@ describe('ZkClient retries', () => {
     const states = new StateRecorder(client);
     const deleted = (await watchNode(observer, root)).next;
     const mark = states.mark();
-    proxy.cut();
+    zk.proxy.cut();
     await states.waitFor('SUSPENDED', mark);
     await expect(client.delete(root, { guaranteed: true })).rejects.toBeInstanceOf(ConnectionTimeoutError);
     expect(client.pendingBackgroundDeletes).toBe(1);
-    proxy.heal();
+    zk.proxy.heal();
     expect(await deleted).toBe('deleted');
   });
 
@@ -111,7 +98,7 @@ describe('ZkClient retries', () => {
     const port = late.port;
     await late.stop();
     try {
-      const client = clients.create({ connectString: `127.0.0.1:${port}`, connectionTimeoutMs: timing(20_000) });
+      const client = zk.clients.create({ connectString: `127.0.0.1:${port}`, connectionTimeoutMs: timing(20_000) });
       client.start();
       const pending = client.create(randomRoot(), { data: 'late' });
       await late.start();

@@ -5,8 +5,8 @@
  * protocol transport.
  */
 import { InvalidArgumentError, NodeError, UnsupportedError, isZkError, type ZkClient } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, TEST_TRANSPORT, randomRoot } from '../helpers';
+import { TEST_TRANSPORT, randomRoot } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /**
  * On the native transport: checks that `call` rejects with UnsupportedError naming the protocol
@@ -21,21 +21,15 @@ async function unsupportedOnNative(name: string, call: () => Promise<unknown>): 
 }
 
 describe('ZkClient server reads', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let client: ZkClient;
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(async () => {
-    client = await clients.connect({ connectString: server.connectString });
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
     root = randomRoot();
     await client.create(root);
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   it('rejects bad input before any I/O, on either transport', async () => {
     await expect(client.multiRead([])).rejects.toBeInstanceOf(InvalidArgumentError);
@@ -67,7 +61,7 @@ describe('ZkClient server reads', () => {
 
   it('getEphemerals: this session’s ephemeral nodes by prefix, and no one else’s', async () => {
     if (await unsupportedOnNative('getEphemerals', () => client.getEphemerals(root))) return;
-    const other = await clients.connect({ connectString: server.connectString });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     await client.create(`${root}/locks/a1`, { mode: 'EPHEMERAL', createParents: 'persistent' });
     await client.create(`${root}/locks/b1`, { mode: 'EPHEMERAL' });
     await client.create(`${root}/persistent`);
@@ -94,14 +88,14 @@ describe('ZkClient server reads', () => {
   it('whoAmI: the address, and each identity added', async () => {
     if (await unsupportedOnNative('whoAmI', () => client.whoAmI())) return;
     expect(await client.whoAmI()).toEqual([{ scheme: 'ip', id: '127.0.0.1' }]);
-    const alice = await clients.connect({ connectString: server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
+    const alice = await zk.clients.connect({ connectString: zk.server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
     expect(await alice.whoAmI()).toEqual(expect.arrayContaining([{ scheme: 'ip', id: '127.0.0.1' }, { scheme: 'digest', id: 'alice' }]));
   });
 
   it('applies the namespace: paths in, paths out', async () => {
     if (await unsupportedOnNative('getEphemerals', () => client.getEphemerals())) return;
     const namespace = randomRoot('ns').slice(1);
-    const ns = await clients.connect({ connectString: server.connectString, namespace });
+    const ns = await zk.clients.connect({ connectString: zk.server.connectString, namespace });
     await ns.create('/jobs/j1', { mode: 'EPHEMERAL', createParents: 'persistent', data: 'x' });
     await ns.create('/jobs/j2', { mode: 'EPHEMERAL' });
     expect((await ns.getEphemerals()).sort()).toEqual(['/jobs/j1', '/jobs/j2']);

@@ -3,8 +3,8 @@
  * again, what the server sent before it expired the session, before any timer can tell it so.
  * `isConnectionTrusted` says no for such a moment, and a lock won in it is not handed out.
  */
-import { TestingServer } from '../../src/testing';
-import { Clients, timing } from '../helpers';
+import { timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /** Blocks the event loop for `ms`, from inside a timer callback (libuv then polls I/O before it runs timers again). */
 function stallFor(ms: number, then: () => void): Promise<void> {
@@ -21,17 +21,10 @@ function stallFor(ms: number, then: () => void): Promise<void> {
 }
 
 describe('a stalled process', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('does not trust its connection right after a stall of a third of the session timeout, and does again once its event loop runs', async () => {
-    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 3_000 });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: 3_000 });
     expect(client.isConnectionTrusted).toBe(true);
     let rightAfter: boolean | undefined;
     let connectedRightAfter: boolean | undefined;
@@ -51,7 +44,7 @@ describe('a stalled process', () => {
   });
 
   it('a stall shorter than a third of the session timeout keeps the connection trusted', async () => {
-    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 9_000 });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: 9_000 });
     let rightAfter: boolean | undefined;
     await stallFor(1_000, () => (rightAfter = client.isConnectionTrusted));
     expect(rightAfter).toBe(true);

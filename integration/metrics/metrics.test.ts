@@ -4,8 +4,8 @@ import { LeaderLatch, LeaderSelector } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2, LockTimeoutError } from '../../recipes/locks';
 import { DistributedQueue } from '../../recipes/queue';
 import { METRICS_CHANNELS, exportPrometheusMetrics, type LeadershipEvent, type LockHoldEvent, type LockWaitEvent, type OperationEvent, type QueueEvent, type StateEvent } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /** Collects what one channel publishes while a test runs. */
 function record<E>(name: string): { events: E[]; stop(): void } {
@@ -16,22 +16,17 @@ function record<E>(name: string): { events: E[]; stop(): void } {
 }
 
 describe('metrics on diagnostics_channel', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let root: string;
   const stops: Array<() => void> = [];
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
+  const zk = useZooKeeper({
+    beforeClose: async () => {
+        for (const stop of stops.splice(0)) stop();
+      },
   });
   beforeEach(() => {
     root = randomRoot('metrics');
   });
-  afterEach(async () => {
-    for (const stop of stops.splice(0)) stop();
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   function listen<E>(name: string): E[] {
     const r = record<E>(name);
@@ -42,7 +37,7 @@ describe('metrics on diagnostics_channel', () => {
   it('client: each operation with its latency and code, and each state change', async () => {
     const operations = listen<OperationEvent>(METRICS_CHANNELS.operation);
     const states = listen<StateEvent>(METRICS_CHANNELS.state);
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     await client.create(root, { data: 'x' });
     await expect(client.getData(`${root}/missing`)).rejects.toMatchObject({ code: 'NONODE' });
     expect(states).toEqual([{ state: 'CONNECTED', previous: undefined, sessionId: client.sessionId }]);
@@ -56,7 +51,7 @@ describe('metrics on diagnostics_channel', () => {
   it('locks: waits with their outcome, holds with theirs, for the mutex, the read-write lock and the semaphore', async () => {
     const waits = listen<LockWaitEvent>(METRICS_CHANNELS.lockWait);
     const holds = listen<LockHoldEvent>(METRICS_CHANNELS.lockHold);
-    const [a, b] = [await clients.connect({ connectString: server.connectString }), await clients.connect({ connectString: server.connectString })];
+    const [a, b] = [await zk.clients.connect({ connectString: zk.server.connectString }), await zk.clients.connect({ connectString: zk.server.connectString })];
     const mutex = `${root}/mutex`;
     const held = await new InterProcessMutex(a, mutex).acquire();
     await expect(new InterProcessMutex(b, mutex).acquire({ timeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
@@ -92,7 +87,7 @@ describe('metrics on diagnostics_channel', () => {
 
   it('leaders: leadership gained and lost, for the latch and the selector', async () => {
     const events = listen<LeadershipEvent>(METRICS_CHANNELS.leadership);
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const latch = new LeaderLatch(client, `${root}/latch`, { id: 'l' });
     latch.start();
     await latch.await({ timeoutMs: timing(10_000) });
@@ -115,7 +110,7 @@ describe('metrics on diagnostics_channel', () => {
 
   it('queues: items put, delivered and requeued', async () => {
     const events = listen<QueueEvent>(METRICS_CHANNELS.queue);
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const path = `${root}/q`;
     const queue = new DistributedQueue<string>(client, path, { lockPath: `${root}/locks` });
     let tries = 0;
@@ -141,7 +136,7 @@ describe('metrics on diagnostics_channel', () => {
     const registry = new prom.Registry();
     const stop = exportPrometheusMetrics(prom, { registry });
     stops.push(stop);
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     await (await new InterProcessMutex(client, `${root}/lock`).acquire()).release();
     const text = await registry.metrics();
     expect(text).toMatch(new RegExp(`zk_recipes_lock_wait_seconds_count\\{recipe="mutex",path="${root}/lock",outcome="acquired"\\} 1`));

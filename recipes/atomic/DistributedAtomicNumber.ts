@@ -50,6 +50,7 @@ export abstract class DistributedAtomicNumber<T> {
   readonly path: string;
   private readonly value: DistributedAtomicValue;
 
+  /** @internal Built by DistributedAtomicLong and DistributedAtomicInteger, with their codec. */
   protected constructor(
     private readonly codec: NumberCodec<T>,
     client: ZkClient,

@@ -36,7 +36,11 @@ export interface CuratorCacheOptions {
   maxDepth?: number;
   /** Empty the cache on `close()` (Curator's default; DO_NOT_CLEAR_ON_CLOSE is `false`). */
   clearOnClose?: boolean;
-  /** The source of change notifications; by default one-shot watches on every node. For transports with persistent watches, and for tests. */
+  /**
+   * The source of change notifications; by default one-shot watches on every node. For transports with persistent watches, and for tests.
+   *
+   * @internal The strategy seam: not in the published declarations.
+   */
   treeWatcher?: TreeWatcherFactory;
 }
 

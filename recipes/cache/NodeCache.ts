@@ -1,9 +1,9 @@
 import type { ZkClient } from '../../src/recipeKit';
-import { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
+import { CuratorCacheBridge, type CuratorCacheBridgeOptions } from './CuratorCacheBridge';
 import type { ChildData } from './ChildData';
 
 /** Options of a NodeCache: `cacheData`, keep the node's data (default), or its stat only. */
-export type NodeCacheOptions = CacheBridgeOptions;
+export type NodeCacheOptions = CuratorCacheBridgeOptions;
 
 /** The events of a NodeCache. */
 export interface NodeCacheEvents {
@@ -30,7 +30,7 @@ export interface NodeCacheEvents {
  * await config.waitForInitialized({ timeoutMs: 10_000 });
  * ```
  */
-export class NodeCache extends CacheBridge<NodeCacheEvents> {
+export class NodeCache extends CuratorCacheBridge<NodeCacheEvents> {
   constructor(client: ZkClient, path: string, options: NodeCacheOptions = {}) {
     super(client, path, options, { maxDepth: 0, keepData: (cacheData) => () => (cacheData ? 'data' : 'stat') });
     const changed = () => this.emitSafely('nodeChanged', this.getCurrentData());

@@ -1,9 +1,9 @@
 import type { ZkClient } from '../../src/recipeKit';
-import { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
+import { CuratorCacheBridge, type CuratorCacheBridgeOptions } from './CuratorCacheBridge';
 import type { ChildData } from './ChildData';
 
 /** Options of a PathChildrenCache: `cacheData`, keep the children's data (default), or their stats only. */
-export type PathChildrenCacheOptions = CacheBridgeOptions;
+export type PathChildrenCacheOptions = CuratorCacheBridgeOptions;
 
 /** The events of a PathChildrenCache: Curator's PathChildrenCacheEvent types. */
 export interface PathChildrenCacheEvents {
@@ -36,7 +36,7 @@ export interface PathChildrenCacheEvents {
  * await workers.waitForInitialized({ timeoutMs: 10_000 });
  * ```
  */
-export class PathChildrenCache extends CacheBridge<PathChildrenCacheEvents> {
+export class PathChildrenCache extends CuratorCacheBridge<PathChildrenCacheEvents> {
   // The CuratorCache underneath also holds the parent, without its data.
   constructor(client: ZkClient, path: string, options: PathChildrenCacheOptions = {}) {
     super(client, path, options, { maxDepth: 1, keepData: (cacheData) => (p) => (p !== path && cacheData ? 'data' : 'stat') });

@@ -1,5 +1,5 @@
 import debug from 'debug';
-import { type PersistentWatch, type PersistentWatchEvent, StepLoop, subscribe, type ZkClient } from '../../src/recipeKit';
+import { type PersistentWatcher, type PersistentWatchEvent, StepLoop, subscribe, type ZkClient } from '../../src/recipeKit';
 import type { CacheScope } from './CacheScope';
 import type { TreeWatcher, TreeWatcherSink } from './TreeWatcher';
 
@@ -20,7 +20,7 @@ const log = debug('zk-recipes:cache:persistent');
  *   CONNECTED or RECONNECTED.
  */
 export class PersistentTreeWatcher implements TreeWatcher {
-  private watch: PersistentWatch | undefined;
+  private watch: PersistentWatcher | undefined;
   private closed = false;
   private initialized = false;
   private readonly starter: StepLoop;

@@ -7,6 +7,6 @@ export type { TreeWatcher, TreeWatcherSink, TreeWatcherFactory } from './TreeWat
 export { OneShotTreeWatcher } from './OneShotTreeWatcher';
 export { PersistentTreeWatcher } from './PersistentTreeWatcher';
 export { CacheTimeoutError } from './errors';
-export { CacheBridge, type CacheBridgeOptions } from './CacheBridge';
+export { CuratorCacheBridge, CacheBridge, type CuratorCacheBridgeOptions, type CacheBridgeOptions } from './CuratorCacheBridge';
 export { NodeCache, type NodeCacheOptions, type NodeCacheEvents } from './NodeCache';
 export { PathChildrenCache, type PathChildrenCacheOptions, type PathChildrenCacheEvents } from './PathChildrenCache';

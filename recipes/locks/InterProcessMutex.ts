@@ -57,7 +57,11 @@ export function scopedHolding(mutex: InterProcessMutex): Holding | undefined {
 
 /** Options of an InterProcessMutex. */
 export interface InterProcessMutexOptions {
-  /** The lock algorithm's strategy (Curator's LockInternalsDriver); default the mutex's. */
+  /**
+   * The lock algorithm's strategy (Curator's LockInternalsDriver); default the mutex's.
+   *
+   * @internal The read-write lock's seam: not in the published declarations.
+   */
   driver?: LockDriver;
   /** Our nodes' data; default the client's `defaultData` (the local IP address, as Curator writes). */
   data?: Buffer | string;
@@ -101,6 +105,7 @@ export type AcquirePlan = { reenter: Holding } | { reenter?: undefined; node?: N
 export class InterProcessMutex implements InterProcessLock {
   readonly client: ZkClient;
   readonly path: string;
+  /** @internal The lock algorithm, for the read-write lock's mutexes. */
   protected readonly internals: LockInternals;
   private readonly data: Buffer | string | undefined;
   private readonly recipe: LockRecipe | false;
@@ -231,6 +236,8 @@ export class InterProcessMutex implements InterProcessLock {
   /**
    * What an acquire will do. A subclass may contend with another node, or refuse: the read-write
    * lock's downgrade and upgrade. Throws on a lease that is not of this mutex.
+   *
+   * @internal The read-write lock's seam: not in the published declarations.
    */
   protected plan(reenter: Lease | undefined): AcquirePlan {
     if (reenter !== undefined) {

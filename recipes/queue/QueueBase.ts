@@ -146,6 +146,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
   readonly lockPath: string | undefined;
   readonly errorMode: ErrorMode;
   readonly maxItems: number;
+  /** @internal */
   protected readonly serializer: QueueSerializer<T>;
   private readonly onError: ((err: unknown, node: string | undefined) => void) | undefined;
   private readonly engines = new Set<QueueConsumerEngine<T>>();
@@ -155,10 +156,12 @@ export abstract class QueueBase<T> implements AsyncDisposable {
 
   readonly client: ZkClient;
 
+  /** @internal Each queue's constructor brings its order. */
   protected constructor(
     client: ZkClient,
     path: string,
     options: QueueOptions<T> | undefined,
+    /** @internal */
     protected readonly order: QueueOrder,
   ) {
     this.client = validateClient(client, 'a queue');
@@ -295,7 +298,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
     await this.close();
   }
 
-  /** Creates one node holding `items`, named `<path>/<name><sequence>`. Resolves to its path. */
+  /** @internal Creates one node holding `items`, named `<path>/<name><sequence>`. Resolves to its path. */
   protected async putNode(name: string, items: readonly T[], options: PutOptions | undefined): Promise<string> {
     const signal = validateSignal(validateOptions(options, 'options').signal);
     this.assertOpen();
@@ -324,6 +327,8 @@ export abstract class QueueBase<T> implements AsyncDisposable {
   /**
    * Makes sure the queue node (and the lock node) exist, as Curator's `start()` does: persistent
    * nodes, with any missing parents as containers. Once per queue object unless `force`.
+   *
+   * @internal
    */
   protected ensurePaths(force: boolean, signal?: AbortSignal): Promise<void> {
     if (force || this.pathsReady === undefined) {
@@ -344,6 +349,7 @@ export abstract class QueueBase<T> implements AsyncDisposable {
     return this.pathsReady as Promise<void>;
   }
 
+  /** @internal */
   protected assertOpen(): void {
     if (this.closed) throw new IllegalStateError('the queue is closed', { path: this.path });
   }

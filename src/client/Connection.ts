@@ -10,7 +10,7 @@ import type { ConnectionStateManager } from './ConnectionStateManager';
 import type { ResolvedClientOptions } from './options';
 import { Session } from './Session';
 import { stallDetector } from './StallDetector';
-import type { WatchRegistry } from './WatchRegistry';
+import type { OneShotWatches } from './OneShotWatches';
 
 const log = debug('zk-recipes:client');
 
@@ -56,7 +56,7 @@ export class Connection {
   constructor(
     private readonly options: ResolvedClientOptions,
     private readonly states: ConnectionStateManager,
-    private readonly watches: WatchRegistry,
+    private readonly watches: OneShotWatches,
     private readonly createTransport: TransportFactory,
   ) {}
 

@@ -13,6 +13,7 @@ import { isZkError } from '../errors';
 export class Session {
   private readonly ended = new AbortController();
 
+  /** @internal Made by the client when a session is established. */
   constructor(readonly id: bigint) {
     // Every lease, latch and watch of the session listens to it.
     setMaxListeners(Infinity, this.ended.signal);
@@ -37,7 +38,7 @@ export class Session {
     return isZkError(this.endReason, 'CLIENT_CLOSED');
   }
 
-  /** Ends the session. Called by the client only. */
+  /** @internal Ends the session. Called by the client only: it aborts the signal of every lease on the session. */
   end(reason: Error): void {
     if (!this.isEnded) this.ended.abort(reason);
   }

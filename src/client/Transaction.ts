@@ -18,9 +18,12 @@ export type TransactionResult =
   | { readonly type: 'setData'; readonly path: string; readonly stat: Stat }
   | { readonly type: 'check'; readonly path: string };
 
+/** The kinds of operation a transaction holds (the multi request's op kinds). */
+export type TransactionOpType = 'create' | 'delete' | 'setData' | 'check';
+
 /** How each operation of a failed transaction ended: 'OK' (rolled back), its own code, or 'RUNTIMEINCONSISTENCY' (not run). */
 export interface TransactionOutcome {
-  readonly type: Op['type'];
+  readonly type: TransactionOpType;
   readonly path: string;
   readonly code: string;
 }
@@ -138,6 +141,7 @@ export class Transaction {
   private readonly ops: TransactionOp[] = [];
   private committed = false;
 
+  /** @internal Made by `client.transaction()`. */
   constructor(
     private readonly run: CommitTransaction,
     private readonly checkSize: (ops: readonly TransactionOp[]) => void,

@@ -31,7 +31,7 @@ import type {
 } from './operationOptions';
 import { deleteTree, mkdirs } from './nodeOps';
 import { resolveClientOptions, type ResolvedClientOptions, type ZkClientOptions } from './options';
-import { startPersistentWatch, type PersistentWatch } from './PersistentWatch';
+import { startPersistentWatch, type PersistentWatcher } from './PersistentWatcher';
 import { checkRequestSize, createRequestBytes, multiRequestBytes, pathRequestBytes, setDataRequestBytes } from './requestSize';
 import { RetryLoop } from './RetryLoop';
 import { commitWithMarker } from './safeCommit';
@@ -40,7 +40,7 @@ import { Transaction, commitTransaction } from './Transaction';
 import type { Session } from './Session';
 import type { HasSessionCredentials, SessionCredentials } from './SessionCredentials';
 import { MAX_TTL_MS, validateAcl, validateMode, validateSession, validateTtl, validateVersion, validateWatcher } from './validation';
-import { WatchRegistry, type WatchKind } from './WatchRegistry';
+import { OneShotWatches, type WatchKind } from './OneShotWatches';
 
 const log = debug('zk-recipes:client');
 
@@ -84,7 +84,7 @@ export type {
 export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSessionCredentials, AsyncDisposable {
   readonly options: ResolvedClientOptions;
   private readonly states: ConnectionStateManager;
-  private readonly watches = new WatchRegistry();
+  private readonly watches = new OneShotWatches();
   private readonly connection: Connection;
   private readonly retry: RetryLoop;
   private readonly ns: Namespace;
@@ -270,6 +270,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * Creates a node like `create`, and lists its parent in the same round trip: ZooKeeper runs one
    * session's requests in order, so the listing, sent right behind the create, already holds the
    * new node. `parentStat.pzxid` is the zxid of the parent's latest child change at that moment.
+   *
+   * @internal For the recipes that wait in line; not in the published declarations.
    */
   async createAndListParent(path: string, options: CreateOptions = {}): Promise<CreatedAndListed> {
     return (await this.createNode(path, options, true)) as CreatedAndListed;
@@ -280,6 +282,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * as `create` would before any I/O. Recipes check their nodes this way when they are built.
    *
    * @throws InvalidArgumentError naming the problem.
+   * @internal For the recipes; not in the published declarations.
    */
   validateCreate(path: string, options: CreateOptions = {}): void {
     this.checkCreate(path, options);
@@ -516,11 +519,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /**
    * A persistent watch on `path` (`recursive`: and its whole subtree), set on the server when the
-   * promise resolves: it does not end when it fires. See PersistentWatch for what it reports, on
+   * promise resolves: it does not end when it fires. See PersistentWatcher for what it reports, on
    * reconnects and new sessions too. Needs the protocol transport (rejects with UnsupportedError on
    * the native binding).
    */
-  async watch(path: string, options: OperationOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+  async watch(path: string, options: OperationOptions & { recursive?: boolean } = {}): Promise<PersistentWatcher> {
     const o = validateOptions(options, 'options');
     this.checkPath(path, 'the watch');
     const signal = validateSignal(o.signal);
@@ -529,7 +532,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return startPersistentWatch({ client: this, connection: this.connection, retry: this.retry, namespace: this.ns }, path, recursive, signal);
   }
 
-  /** For tests and diagnostics: how many background deletes are running. */
+  /**
+   * For tests and diagnostics: how many background deletes are running.
+   *
+   * @internal Not in the published declarations.
+   */
   get pendingBackgroundDeletes(): number {
     return this.background.size;
   }

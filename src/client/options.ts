@@ -94,7 +94,11 @@ export interface ZkClientOptions {
    * 0xfffff, as the Java client). A larger reply drops the connection. The protocol transport only.
    */
   maxFrameBytes?: number;
-  /** Builds the transport, instead of `transport`. Tests may pass a fake. */
+  /**
+   * Builds the transport, instead of `transport`. Tests may pass a fake.
+   *
+   * @internal A test seam: not in the published declarations.
+   */
   transportFactory?: TransportFactory;
 }
 

@@ -9,4 +9,4 @@ export {
   type LeadershipEvent,
   type QueueEvent,
 } from './channels';
-export { exportPrometheusMetrics, type PromClientLike, type PrometheusExportOptions } from './prometheus';
+export { exportPrometheusMetrics, type PromClientLike, type PromMetricLike, type PrometheusExportOptions } from './prometheus';

@@ -13,7 +13,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { METRICS_CHANNELS, type LeadershipEvent, type LockHoldEvent, type LockWaitEvent, type OperationEvent, type QueueEvent, type StateEvent } from './channels';
 
-interface Metric {
+/** The part of a prom-client metric the exporter uses. */
+export interface PromMetricLike {
   labels(...values: string[]): { observe?(v: number): void; inc?(v?: number): void; set?(v: number): void };
 }
 
@@ -22,9 +23,9 @@ interface Metric {
  * own, generic, signatures fit; the exporter passes them their usual configuration.)
  */
 export interface PromClientLike {
-  Histogram: new (config: never) => Metric;
-  Counter: new (config: never) => Metric;
-  Gauge: new (config: never) => Metric;
+  Histogram: new (config: never) => PromMetricLike;
+  Counter: new (config: never) => PromMetricLike;
+  Gauge: new (config: never) => PromMetricLike;
   register: unknown;
 }
 

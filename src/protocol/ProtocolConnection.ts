@@ -30,7 +30,7 @@ import {
   type ConnectResponse,
 } from './records';
 import { Failure, frame, type Request } from './requests';
-import { WatchRegistry, watchBatches } from './watches';
+import { WatcherTables, watchBatches } from './watches';
 
 const log = debug('zk-recipes:protocol');
 
@@ -76,7 +76,7 @@ export class ProtocolConnection {
   /** The connect string's chroot, which the server's paths carry and the caller's do not. */
   readonly chroot: Chroot;
   /** The watchers of the session, by server path. */
-  readonly registry = new WatchRegistry();
+  readonly registry = new WatcherTables();
   private readonly maxFrameBytes: number;
 
   private phase: Phase = 'waiting';

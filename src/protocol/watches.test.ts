@@ -1,12 +1,12 @@
 import type { Watcher } from '../transport/Transport';
 import { EventType } from './opcodes';
-import { WatchRegistry, watchBatches } from './watches';
+import { WatcherTables, watchBatches } from './watches';
 
 const watcher = (): Watcher => () => undefined;
 
-describe('WatchRegistry', () => {
+describe('WatcherTables', () => {
   it('fires data and exist watchers on created and changed, once', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const [d, e, c] = [watcher(), watcher(), watcher()];
     reg.add('data', '/a', d);
     reg.add('exist', '/a', e);
@@ -17,7 +17,7 @@ describe('WatchRegistry', () => {
   });
 
   it('fires data, exist and child watchers on deleted', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const [d, c] = [watcher(), watcher()];
     reg.add('data', '/a', d);
     reg.add('child', '/a', c);
@@ -26,7 +26,7 @@ describe('WatchRegistry', () => {
   });
 
   it('fires every watcher of a path from one notification, and a watcher set twice once', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const [a, b] = [watcher(), watcher()];
     reg.add('data', '/a', a);
     reg.add('data', '/a', a);
@@ -35,7 +35,7 @@ describe('WatchRegistry', () => {
   });
 
   it('keeps persistent watchers after they fire; recursive ones see the subtree but no child events', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const [p, r, rootR] = [watcher(), watcher(), watcher()];
     reg.add('persistent', '/a', p);
     reg.add('persistentRecursive', '/a', r);
@@ -48,7 +48,7 @@ describe('WatchRegistry', () => {
   });
 
   it('removes and checks by kind, one watcher or all', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const [d, e, c, p] = [watcher(), watcher(), watcher(), watcher()];
     reg.add('data', '/a', d);
     reg.add('exist', '/a', e);
@@ -67,18 +67,18 @@ describe('WatchRegistry', () => {
 
 describe('watchBatches', () => {
   it('lists every watched path once, by kind, in one batch when small', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     reg.add('data', '/d', watcher());
     reg.add('exist', '/e', watcher());
     reg.add('child', '/c', watcher());
     expect(watchBatches(reg)).toEqual([
       { persistent: false, dataWatches: ['/d'], existWatches: ['/e'], childWatches: ['/c'], persistentWatches: [], persistentRecursiveWatches: [] },
     ]);
-    expect(watchBatches(new WatchRegistry())).toEqual([]);
+    expect(watchBatches(new WatcherTables())).toEqual([]);
   });
 
   it('cuts batches at about 128 KB of paths; only batches with persistent watches need SetWatches2', () => {
-    const reg = new WatchRegistry();
+    const reg = new WatcherTables();
     const long = (i: number) => `/${String(i).padStart(6, '0')}${'x'.repeat(1000)}`;
     for (let i = 0; i < 300; i++) reg.add('data', long(i), watcher());
     reg.add('persistentRecursive', '/r', watcher());

@@ -1,7 +1,7 @@
 /**
  * The client side of watches, as the Java client's ZKWatchManager keeps them: per kind, the
  * watchers of each server path. The server keeps one watch per path and kind for the connection
- * and sends one notification; the registry turns it into a call of every local watcher registered
+ * and sends one notification; the tables turn it into a call of every local watcher registered
  * for that path and kind.
  */
 import type { Watcher, WatcherKind } from '../transport/Transport';
@@ -50,7 +50,13 @@ function* selfAndAncestors(path: string): Generator<string> {
 
 const NONE: ReadonlyMap<string, Set<Watcher>> = new Map();
 
-export class WatchRegistry {
+/**
+ * The protocol connection's local watchers: one table per WatchTable, each mapping a server path
+ * to its watchers. A notification is fanned out from here; SetWatches re-sends its paths after a
+ * reconnect. (The client's OneShotWatches is the layer above: it follows one-shot watches by
+ * session.)
+ */
+export class WatcherTables {
   /** Made on first use: most sessions keep few kinds of watch, and a thousand sessions add up. */
   private readonly maps: Partial<Record<WatchTable, Map<string, Set<Watcher>>>> = {};
 
@@ -187,7 +193,7 @@ export interface WatchBatch {
  * by its last path), in the Java client's order: data, exist, child, persistent, persistent
  * recursive. Empty when there is no watch.
  */
-export function watchBatches(registry: WatchRegistry, maxChars = SET_WATCHES_MAX_CHARS): WatchBatch[] {
+export function watchBatches(registry: WatcherTables, maxChars = SET_WATCHES_MAX_CHARS): WatchBatch[] {
   const queues: Array<[WatchTable, string[]]> = TABLES.map((t) => [t, registry.paths(t)]);
   const batches: WatchBatch[] = [];
   let q = 0;

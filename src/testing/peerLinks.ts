@@ -70,6 +70,7 @@ export class PeerLink {
   constructor(
     /** The lower server id of the two. */
     readonly a: number,
+    /** The higher server id of the two. */
     readonly b: number,
     private readonly proxies: readonly FaultProxy[],
   ) {}

@@ -1,7 +1,7 @@
 import debug from 'debug';
 import type { Session } from '../client/Session';
 import type { ZkClient } from '../client/ZkClient';
-import type { WatchKind } from '../client/WatchRegistry';
+import type { WatchKind } from '../client/OneShotWatches';
 import { isZkError } from '../errors';
 import { isSessionEndedError } from '../retry';
 import type { WatchEvent, Watcher } from '../transport/Transport';
@@ -77,6 +77,7 @@ export class Watch<T> {
   private started: Promise<T | null> | undefined;
   private readonly onSessionEnd: () => void;
 
+  /** @internal Built by NodeWatch and ChildrenWatch, whose readers it takes. */
   constructor(
     private readonly client: ZkClient,
     readonly path: string,

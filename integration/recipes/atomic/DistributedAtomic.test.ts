@@ -1,25 +1,19 @@
 import { DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, AtomicValueCorruptError, encodeLong } from '../../../recipes/atomic';
 import { SharedCount } from '../../../recipes/shared';
 import { ExponentialBackoffRetry, InvalidArgumentError, RetryOneTime, ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients, randomRoot } from '../../helpers';
+import { randomRoot } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 describe('DistributedAtomicLong, DistributedAtomicInteger, DistributedAtomicValue', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(() => {
     root = randomRoot('atomic');
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const once = () => ({ retryPolicy: new RetryOneTime({ sleepMsBetweenRetry: 1 }) });
 
   // Curator's testBasic.
@@ -55,7 +49,7 @@ describe('DistributedAtomicLong, DistributedAtomicInteger, DistributedAtomicValu
   // Curator's testCompareAndSet: another writer slips in between the read and the write.
   it('compareAndSet loses to a writer between its read and its write; trySet tries again under its policy', async () => {
     const transports = new InstrumentedTransports();
-    const client = await clients.connect({ connectString: server.connectString, transportFactory: transports.factory });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: transports.factory });
     const other = await connect();
     const path = `${root}/counter`;
     const counter = new DistributedAtomicLong(client, path, once());
@@ -147,7 +141,7 @@ describe('DistributedAtomicLong, DistributedAtomicInteger, DistributedAtomicValu
     const { InterProcessMutex } = await import('../../../recipes/locks');
     const lease = await new InterProcessMutex(other, lockPath).acquire();
     const transports = new InstrumentedTransports();
-    const racer = await clients.connect({ connectString: server.connectString, transportFactory: transports.factory });
+    const racer = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: transports.factory });
     const counter = new DistributedAtomicLong(racer, path, { retryPolicy: new RetryOneTime({ sleepMsBetweenRetry: 0 }), promotedToLock: { lockPath, timeoutMs: 300 } });
     await counter.initialize(0n);
     // Both optimistic attempts lose their race.
@@ -219,7 +213,7 @@ describe('DistributedAtomicLong, DistributedAtomicInteger, DistributedAtomicValu
   });
 
   it('refuses bad input: the constructor throws, the operations reject before any I/O', async () => {
-    const client = new ZkClient({ connectString: server.connectString });
+    const client = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new DistributedAtomicLong({} as ZkClient, '/x')).toThrow(InvalidArgumentError);
     expect(() => new DistributedAtomicLong(client, 'x')).toThrow(InvalidArgumentError);
     expect(() => new DistributedAtomicLong(client, '/x', { retryPolicy: {} as never })).toThrow(InvalidArgumentError);

@@ -1,27 +1,22 @@
 import { DistributedAtomicLong } from '../../../recipes/atomic';
 import { RetryNTimes } from '../../../src';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { FaultProxy, expireSession } from '../../../src/testing';
+import { StateRecorder, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 describe('the atomic values under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(() => {
     path = `${randomRoot('atomic-faults')}/counter`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   const policy = () => ({ retryPolicy: new RetryNTimes({ n: 50, sleepMsBetweenRetries: 5 }) });
 
   it('a server restart in the middle of increments: every call settles, and no two successes report the same value', async () => {
-    const writers = await Promise.all([0, 1].map(() => clients.connect({ connectString: server.connectString, retryPolicy: new RetryNTimes({ n: 40, sleepMsBetweenRetries: 250 }) })));
+    const writers = await Promise.all([0, 1].map(() => zk.clients.connect({ connectString: zk.server.connectString, retryPolicy: new RetryNTimes({ n: 40, sleepMsBetweenRetries: 250 }) })));
     const reported: bigint[] = [];
     let failures = 0;
     let stop = false;
@@ -38,7 +33,7 @@ describe('the atomic values under faults', () => {
     });
     await eventually('increments under way', () => reported.length >= 5);
     const before = reported.length;
-    await server.restart();
+    await zk.server.restart();
     const resumedAt = reported.length;
     await eventually('increments after the restart', () => reported.length >= resumedAt + 5);
     stop = true;
@@ -55,8 +50,8 @@ describe('the atomic values under faults', () => {
 
   it('a session expiry while an update holds the promoted lock: the update completes by its version check, and the lock is free again', async () => {
     const transports = new InstrumentedTransports();
-    const client = await clients.connect({ connectString: server.connectString, transportFactory: transports.factory });
-    const other = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: transports.factory });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const lockPath = `${path}-lock`;
     const counter = new DistributedAtomicLong(client, path, {
@@ -85,9 +80,9 @@ describe('the atomic values under faults', () => {
   });
 
   it('a partition: an update bounded by a signal rejects in time; after the heal the value is consistent', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 6_000 });
-    const other = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 6_000 });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const counter = new DistributedAtomicLong(client, path, policy());
     await counter.increment();
     proxy.blackhole();

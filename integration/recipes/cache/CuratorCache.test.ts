@@ -1,28 +1,20 @@
 import { CacheTimeoutError, CuratorCache, type CuratorCacheEvent } from '../../../recipes/cache';
 import { IllegalStateError, InvalidArgumentError, ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
-import { Clients, TEST_TRANSPORT, randomRoot, timing } from '../../helpers';
+import { TEST_TRANSPORT, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { EventMirror, cacheMatches, contentsOf, treeOf } from './cacheTesting';
 
 describe('CuratorCache', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const caches: CuratorCache[] = [];
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(caches.splice(0).map((c) => c.close())) });
   beforeEach(() => {
     root = `${randomRoot('cache')}/test`;
   });
-  afterEach(async () => {
-    await Promise.all(caches.splice(0).map((c) => c.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const cacheOf = (client: ZkClient, path = root, options: ConstructorParameters<typeof CuratorCache>[2] = {}) => {
     const cache = new CuratorCache(client, path, options);
     caches.push(cache);
@@ -48,7 +40,7 @@ describe('CuratorCache', () => {
 
   /** The paths the server holds watches on for `sessionId` (wchc: a session, then one tab-indented path per line). */
   async function watchedPaths(sessionId: bigint): Promise<string[]> {
-    const lines = (await server.fourLetterWord('wchc')).split('\n');
+    const lines = (await zk.server.fourLetterWord('wchc')).split('\n');
     const at = lines.indexOf(`0x${sessionId.toString(16)}`);
     if (at < 0) return [];
     const paths: string[] = [];
@@ -179,7 +171,7 @@ describe('CuratorCache', () => {
   });
 
   it('waitForInitialized rejects with CacheTimeoutError in time; misuse and bad input are refused', async () => {
-    const unstarted = new ZkClient({ connectString: server.connectString });
+    const unstarted = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new CuratorCache(unstarted, 'x')).toThrow(InvalidArgumentError);
     expect(() => new CuratorCache(unstarted, root, { maxDepth: -1 })).toThrow(InvalidArgumentError);
     expect(() => new CuratorCache(unstarted, root, { filter: 'x' as never })).toThrow(InvalidArgumentError);
@@ -191,7 +183,7 @@ describe('CuratorCache', () => {
     await unstarted.close();
 
     const stopped = await TestingServer.start({ forceSync: false });
-    const client = await clients.connect({ connectString: stopped.connectString });
+    const client = await zk.clients.connect({ connectString: stopped.connectString });
     await stopped.stop();
     const cache = cacheOf(client);
     cache.start();

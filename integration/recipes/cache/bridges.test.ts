@@ -1,7 +1,8 @@
 import { NodeCache, PathChildrenCache, type ChildData } from '../../../recipes/cache';
 import type { ZkClient } from '../../../src';
-import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing } from '../../helpers';
+import { expireSession } from '../../../src/testing';
+import { StateRecorder, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 /** Collects events and hands them out one by one, waiting for the next with a bound. */
 class Events<T> {
@@ -33,24 +34,15 @@ class Events<T> {
 }
 
 describe('NodeCache and PathChildrenCache, the bridges over CuratorCache', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const closers: Array<{ close(): Promise<void> }> = [];
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(closers.splice(0).map((c) => c.close())) });
   beforeEach(() => {
     root = `${randomRoot('bridge')}/test`;
   });
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((c) => c.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const nodeCache = async (client: ZkClient, path: string) => {
     const cache = new NodeCache(client, path);
     closers.push(cache);

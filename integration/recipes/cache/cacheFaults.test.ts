@@ -1,26 +1,18 @@
 import { CuratorCache } from '../../../recipes/cache';
 import type { ZkClient } from '../../../src';
 import { FaultProxy, TestingCluster, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { StateRecorder, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { EventMirror, cacheMatches, treeOf } from './cacheTesting';
 
 describe('CuratorCache under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const caches: CuratorCache[] = [];
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(caches.splice(0).map((c) => c.close())) });
   beforeEach(() => {
     root = `${randomRoot('cache-faults')}/root`;
   });
-  afterEach(async () => {
-    await Promise.all(caches.splice(0).map((c) => c.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   /** Curator's testReconnectConsistency tree. */
   const buildTree = async (client: ZkClient) => {
@@ -49,9 +41,9 @@ describe('CuratorCache under faults', () => {
 
   // Curator's testReconnectConsistency, as a partition within the session.
   it('a partition within the session: changes made meanwhile are all heard after the heal, and only they', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
-    const other = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     await buildTree(other);
     const { cache, mirror } = await started(client);
@@ -70,9 +62,9 @@ describe('CuratorCache under faults', () => {
   });
 
   it('a partition longer than the session: in the new session the tree is read again, and only the differences are reported', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
-    const other = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     await buildTree(other);
     const { cache, mirror } = await started(client);
@@ -89,9 +81,9 @@ describe('CuratorCache under faults', () => {
   });
 
   it('the root deleted and created again while the cache cannot hear: the old subtree goes, the new one comes', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
-    const other = await clients.connect({ connectString: server.connectString });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     await buildTree(other);
     const { cache, mirror } = await started(client);
@@ -108,7 +100,7 @@ describe('CuratorCache under faults', () => {
   // Curator's testServerLoss.
   it('the server the client talks to dies in a 3-server ensemble: the cache keeps the tree and hears what comes after', async () => {
     await using cluster = await TestingCluster.start(3, { forceSync: false });
-    const client = await clients.connect({ connectString: cluster.connectString });
+    const client = await zk.clients.connect({ connectString: cluster.connectString });
     const states = new StateRecorder(client);
     await client.create(root, { createParents: 'persistent' });
     const { cache } = await started(client);

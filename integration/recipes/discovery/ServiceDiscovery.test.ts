@@ -1,25 +1,17 @@
 import { ServiceDiscovery, ServiceInstanceFormatError, createServiceInstance, type ServiceInstance } from '../../../recipes/discovery';
 import { IllegalStateError, InvalidArgumentError, ZkClient, isZkError } from '../../../src';
-import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { expireSession } from '../../../src/testing';
+import { StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('ServiceDiscovery', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const discoveries: ServiceDiscovery[] = [];
   let base: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(discoveries.splice(0).map((d) => d.close())) });
   beforeEach(() => {
     base = `${randomRoot('discovery')}/services`;
   });
-  afterEach(async () => {
-    await Promise.all(discoveries.splice(0).map((d) => d.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   const discovery = async (client: ZkClient) => {
     const d = new ServiceDiscovery(client, base);
@@ -30,8 +22,8 @@ describe('ServiceDiscovery', () => {
   const ids = (instances: ServiceInstance[]) => instances.map((i) => i.id).sort();
 
   it('registers, finds, updates and unregisters instances under <base>/<name>/<id>', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
-    const other = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const ours = await discovery(client);
     const theirs = await discovery(other);
     expect(await theirs.queryForNames()).toEqual([]);
@@ -64,7 +56,7 @@ describe('ServiceDiscovery', () => {
   });
 
   it('a DYNAMIC_SEQUENTIAL instance gets a number after its id', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const d = await discovery(client);
     await d.registerService(createServiceInstance({ name: 'worker', id: 'w-', serviceType: 'DYNAMIC_SEQUENTIAL' }));
     const [instance] = await d.queryForInstances('worker');
@@ -75,8 +67,8 @@ describe('ServiceDiscovery', () => {
   });
 
   it("a DYNAMIC instance's session expires: it is registered again in the new session, with its latest data", async () => {
-    const client = await clients.connect({ connectString: server.connectString });
-    const watcher = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
+    const watcher = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const ours = await discovery(client);
     const theirs = await discovery(watcher);
@@ -97,7 +89,7 @@ describe('ServiceDiscovery', () => {
   });
 
   it('refuses bad input before any I/O and reads a foreign node as a typed error', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     expect(() => new ServiceDiscovery(client, 'relative')).toThrow(InvalidArgumentError);
     const latent = new ServiceDiscovery(client, base);
     await expect(latent.registerService(createServiceInstance({ name: 'api' }))).rejects.toThrow(IllegalStateError);
@@ -113,13 +105,13 @@ describe('ServiceDiscovery', () => {
   });
 
   it('close() while disconnected returns in time and its deletes finish once connected again', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const d = await discovery(client);
     await d.registerService(createServiceInstance({ name: 'api', id: 'static', serviceType: 'STATIC' }));
     await d.registerService(createServiceInstance({ name: 'api', id: 'dynamic' }));
     const states = new StateRecorder(client);
     const mark = states.mark();
-    await server.stop();
+    await zk.server.stop();
     try {
       await states.waitFor('SUSPENDED', mark);
       const started = Date.now();
@@ -127,17 +119,17 @@ describe('ServiceDiscovery', () => {
       // Bounded by about a second; the margin is for a loaded machine, far below a hang.
       expect(Date.now() - started).toBeLessThan(timing(5_000));
     } finally {
-      await server.start();
+      await zk.server.start();
     }
-    const watcher = await clients.connect({ connectString: server.connectString });
+    const watcher = await zk.clients.connect({ connectString: zk.server.connectString });
     await eventually('the instances deleted once connected again', async () => (await childrenOrNone(watcher, `${base}/api`)).length === 0 || undefined);
   });
 
   it('a registration that times out leaves no node behind', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const d = await discovery(client);
     // Disconnected, the create cannot happen within the wait.
-    await server.stop();
+    await zk.server.stop();
     try {
       const started = Date.now();
       await expect(d.registerService(createServiceInstance({ name: 'api', id: 'late' }), { timeoutMs: timing(500) })).rejects.toMatchObject({ code: 'PERSISTENT_NODE_TIMEOUT' });
@@ -152,9 +144,9 @@ describe('ServiceDiscovery', () => {
         expect({ what, ms: Date.now() - t0 < timing(500) + timing(5_000) }).toEqual({ what, ms: true });
       }
     } finally {
-      await server.start();
+      await zk.server.start();
     }
-    const watcher = await clients.connect({ connectString: server.connectString });
+    const watcher = await zk.clients.connect({ connectString: zk.server.connectString });
     expect(await d.queryForInstances('api')).toEqual([]);
     expect(await watcher.exists(`${base}/api/late`)).toBeNull();
     expect(await watcher.exists(`${base}/api/late-static`)).toBeNull();

@@ -1,7 +1,8 @@
 import { LeaderLatch, LeaderSelector, observeLeader, type LeaderInfo } from '../../../recipes/leader';
 import type { ZkClient, ZkClientOptions } from '../../../src';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { FaultProxy } from '../../../src/testing';
+import { StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 import { LeadershipLog } from './leaderHelpers';
 
@@ -24,13 +25,11 @@ function next(it: AsyncIterator<LeaderInfo | undefined>, timeoutMs = timing(20_0
 }
 
 describe('observeLeader', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let path: string;
   const closers: Array<() => Promise<void>> = [];
   const stop = new Set<AbortController>();
 
-  const connect = (extra: Partial<ZkClientOptions> = {}): Promise<ZkClient> => clients.connect({ connectString: server.connectString, ...extra });
+  const connect = (extra: Partial<ZkClientOptions> = {}): Promise<ZkClient> => zk.clients.connect({ connectString: zk.server.connectString, ...extra });
   const observer = (client: ZkClient) => {
     const aborter = new AbortController();
     stop.add(aborter);
@@ -43,19 +42,16 @@ describe('observeLeader', () => {
     return l;
   };
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
+  const zk = useZooKeeper({
+    beforeClose: async () => {
+        for (const a of stop) a.abort();
+        stop.clear();
+        await Promise.all(closers.splice(0).map((c) => c()));
+      },
   });
   beforeEach(() => {
     path = `${randomRoot('observe')}/leader`;
   });
-  afterEach(async () => {
-    for (const a of stop) a.abort();
-    stop.clear();
-    await Promise.all(closers.splice(0).map((c) => c()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   it('follows a latch: nobody while the path is missing, then each leader in turn, then nobody again', async () => {
     const client = await connect();
@@ -128,9 +124,9 @@ describe('observeLeader', () => {
   });
 
   it('a leader change during a partition is reported once the observer reconnects', async () => {
-    const proxy = await FaultProxy.start(server.connectString);
+    const proxy = await FaultProxy.start(zk.server.connectString);
     closers.push(() => proxy.close());
-    const watcher = await clients.connect({ connectString: proxy.connectString, connectionStateErrorPolicy: 'session' });
+    const watcher = await zk.clients.connect({ connectString: proxy.connectString, connectionStateErrorPolicy: 'session' });
     const states = new StateRecorder(watcher);
     const client = await connect();
     const a = latch(client, 'a');

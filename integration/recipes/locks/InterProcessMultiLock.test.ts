@@ -1,6 +1,6 @@
 import { InterProcessMultiLock, InterProcessMutex, InterProcessSemaphoreMutex, LockTimeoutError, type MultiLease } from '../../../recipes/locks';
-import { TestingServer } from '../../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { describeLockContract } from './lockContract';
 
 // Two InterProcessMutexes, which are re-entrant per async context: so is the multi-lock.
@@ -14,20 +14,14 @@ describeLockContract('InterProcessMultiLock', {
 });
 
 describe('InterProcessMultiLock: order and rollback', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(() => {
     root = randomRoot('multi');
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
 
   it('gives back the locks it holds, at once, when a later one times out', async () => {
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);

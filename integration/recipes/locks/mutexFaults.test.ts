@@ -1,27 +1,22 @@
 import { InterProcessMutex, LockLostError, LockTimeoutError } from '../../../recipes/locks';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import { FaultProxy, expireSession } from '../../../src/testing';
 import type { RetryPolicy } from '../../../src/retry';
 import { deferred } from '../../../src/util/async';
-import { Clients, StateRecorder, aborted, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { StateRecorder, aborted, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 describe('InterProcessMutex under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper();
   beforeEach(() => {
     path = `${randomRoot('faults')}/lock`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   it("the holder's session expires: its signal aborts with LOST, and the next waiter acquires", async () => {
-    const holderClient = await clients.connect({ connectString: server.connectString, connectionStateErrorPolicy: 'session' });
-    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const holderClient = await zk.clients.connect({ connectString: zk.server.connectString, connectionStateErrorPolicy: 'session' });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(holderClient, path).acquire();
     const lost = aborted(lease.signal);
     const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
@@ -39,11 +34,11 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it('under the standard policy the signal aborts on SUSPENDED, before anyone else can hold the lock', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     // The guarantee needs the client to notice the silence (after 2/3 of the session timeout)
     // before the server expires the session: 4 s leaves a margin even on a loaded machine.
-    const holderClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
-    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const holderClient = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(holderClient, path).acquire();
     let lostAt = 0;
     lease.signal.addEventListener('abort', () => (lostAt = Date.now()));
@@ -67,9 +62,9 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it('a server restart keeps held and waiting locks in order', async () => {
-    const a = await clients.connect({ connectString: server.connectString, connectionStateErrorPolicy: 'session' });
-    const b = await clients.connect({ connectString: server.connectString });
-    const c = await clients.connect({ connectString: server.connectString });
+    const a = await zk.clients.connect({ connectString: zk.server.connectString, connectionStateErrorPolicy: 'session' });
+    const b = await zk.clients.connect({ connectString: zk.server.connectString });
+    const c = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(a);
     const lease = await new InterProcessMutex(a, path).acquire();
     const order: string[] = [];
@@ -85,7 +80,7 @@ describe('InterProcessMutex under faults', () => {
     await eventually('c queued', async () => (await childrenOf(a, path)).length === 3);
 
     const mark = states.mark();
-    await server.restart();
+    await zk.server.restart();
     await states.waitFor('RECONNECTED', mark);
     // Under the session policy a reconnect with the same session keeps the lock.
     expect(lease.signal.aborted).toBe(false);
@@ -97,9 +92,9 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it('a partition during acquire: the abandoned node is deleted once the partition heals', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const holder = await clients.connect({ connectString: server.connectString });
-    const partitioned = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: 300 });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const holder = await zk.clients.connect({ connectString: zk.server.connectString });
+    const partitioned = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: 300 });
     const lease = await new InterProcessMutex(holder, path).acquire();
     // Abort rather than time out, so the attempt gives up only once the partition is in place.
     const giveUp = new AbortController();
@@ -120,8 +115,8 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it("a waiter whose session expires starts again with a new node, and still gets the lock", async () => {
-    const holder = await clients.connect({ connectString: server.connectString });
-    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const holder = await zk.clients.connect({ connectString: zk.server.connectString });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(holder, path).acquire();
     const pending = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
     await eventually('the waiter queued', async () => (await childrenOf(holder, path)).length === 2);
@@ -151,8 +146,8 @@ describe('InterProcessMutex under faults', () => {
         return retries === 0 ? timing(2_000) : retries < 20 ? 100 : false;
       },
     };
-    const holder = await clients.connect({ connectString: server.connectString });
-    const waiterClient = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory, retryPolicy });
+    const holder = await zk.clients.connect({ connectString: zk.server.connectString });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: traced.factory, retryPolicy });
     const lease = await new InterProcessMutex(holder, path).acquire();
     const { failed } = traced.failNext('getData', lease.node);
     const pending = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
@@ -174,7 +169,7 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it('fencing tokens still rise when the container parent is reaped and re-created', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const mutex = new InterProcessMutex(client, path);
     const first = await mutex.acquire();
     const reaped = await watchNode(client, path);
@@ -189,8 +184,8 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it('a lock node deleted by someone else aborts the signal with NODE_DELETED', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
-    const other = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
+    const other = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(client, path).acquire();
     // Asking for the signal starts the watch; whether the delete lands before or after it is
     // set, the loss is reported.

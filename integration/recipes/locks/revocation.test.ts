@@ -1,21 +1,15 @@
 import { InterProcessMutex, Revoker, REVOKE_MESSAGE } from '../../../recipes/locks';
-import { TestingServer } from '../../../src/testing';
-import { Clients, nextEvent, randomRoot, timing } from '../../helpers';
+import { nextEvent, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('InterProcessMutex revocation', () => {
-  let server: TestingServer;
-  const clients = new Clients();
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('a revocable holder hears Revoker.attemptRevoke and lets go; the waiter then acquires', async () => {
     const path = `${randomRoot('revoke')}/lock`;
-    const holderClient = await clients.connect({ connectString: server.connectString });
-    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const holderClient = await zk.clients.connect({ connectString: zk.server.connectString });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const mutex = new InterProcessMutex(holderClient, path);
     let revoked: (m: InterProcessMutex) => void = () => undefined;
     const revokedPromise = nextEvent<InterProcessMutex>((done) => (revoked = done), 'the revocation');
@@ -34,7 +28,7 @@ describe('InterProcessMutex revocation', () => {
 
   it('revoking a node that is gone is fine, and a lock that is not revocable ignores the request', async () => {
     const path = `${randomRoot('revoke')}/lock`;
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     await Revoker.attemptRevoke(client, `${path}/_c_00000000-0000-0000-0000-000000000000-lock-0000000000`);
     const mutex = new InterProcessMutex(client, path);
     const lease = await mutex.acquire();

@@ -1,27 +1,19 @@
 import { GroupMember } from '../../../recipes/nodes';
 import { IllegalStateError, InvalidArgumentError, ZkClient } from '../../../src';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { FaultProxy, expireSession } from '../../../src/testing';
+import { StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const membersOf = (member: GroupMember) => Object.fromEntries([...member.getCurrentMembers()].map(([id, data]) => [id, data.toString()]));
 
 describe('GroupMember', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const members: GroupMember[] = [];
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(members.splice(0).map((m) => m.close())) });
   beforeEach(() => {
     path = `${randomRoot('group')}/member`;
   });
-  afterEach(async () => {
-    await Promise.all(members.splice(0).map((m) => m.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   const join = async (client: ZkClient, id: string, payload?: string) => {
     const member = new GroupMember(client, path, id, { payload });
@@ -35,7 +27,7 @@ describe('GroupMember', () => {
 
   // Curator's testBasic.
   it('members see each other, see one leave, and see a payload change', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const one = new GroupMember(client, path, '1', { payload: 'p1' });
     members.push(one);
     expect(membersOf(one)).toEqual({ 1: 'p1' });
@@ -58,8 +50,8 @@ describe('GroupMember', () => {
   });
 
   it("a member's session expires: the others see it leave and come back; it sees the group again", async () => {
-    const a = await clients.connect({ connectString: server.connectString });
-    const b = await clients.connect({ connectString: server.connectString });
+    const a = await zk.clients.connect({ connectString: zk.server.connectString });
+    const b = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(b);
     const ma = await join(a, 'a', 'pa');
     const mb = await join(b, 'b', 'pb');
@@ -75,9 +67,9 @@ describe('GroupMember', () => {
   });
 
   it('a partition longer than the session and a server restart: the group comes back whole', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const a = await clients.connect({ connectString: server.connectString });
-    const b = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const a = await zk.clients.connect({ connectString: zk.server.connectString });
+    const b = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
     const states = new StateRecorder(b);
     const ma = await join(a, 'a', 'pa');
     const mb = await join(b, 'b', 'pb');
@@ -89,13 +81,13 @@ describe('GroupMember', () => {
     proxy.heal();
     await states.waitFor('RECONNECTED', mark);
     await sees(ma, { a: 'pa', b: 'pb' });
-    await server.restart();
+    await zk.server.restart();
     await sees(ma, { a: 'pa', b: 'pb' });
     await sees(mb, { a: 'pa', b: 'pb' });
   });
 
   it('refuses bad ids and misuse', async () => {
-    const client = new ZkClient({ connectString: server.connectString });
+    const client = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new GroupMember(client, path, '')).toThrow(InvalidArgumentError);
     expect(() => new GroupMember(client, path, 'a/b')).toThrow(InvalidArgumentError);
     expect(() => new GroupMember(client, path, '..')).toThrow(InvalidArgumentError);

@@ -1,29 +1,21 @@
 import { PersistentNode, PersistentNodeTimeoutError } from '../../../recipes/nodes';
 import { IllegalStateError, InvalidArgumentError, Perms, ZkClient } from '../../../src';
 import { TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, protectedSequential, randomRoot, timing, watchNode } from '../../helpers';
+import { StateRecorder, childrenOf, eventually, protectedSequential, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('PersistentNode', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const nodes: PersistentNode[] = [];
   let dir: string;
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(nodes.splice(0).map((n) => n.close())) });
   beforeEach(() => {
     dir = `${randomRoot('pnode')}/test`;
     path = `${dir}/foo`;
   });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const started = (client: ZkClient, p: string, options: ConstructorParameters<typeof PersistentNode>[2] = {}) => {
     const node = new PersistentNode(client, p, options);
     nodes.push(node);
@@ -184,7 +176,7 @@ describe('PersistentNode', () => {
   it('started before the server is up, it creates the node once it is', async () => {
     const later = await TestingServer.start({ forceSync: false });
     await later.stop();
-    const client = clients.create({ connectString: later.connectString });
+    const client = zk.clients.create({ connectString: later.connectString });
     client.start();
     const states = new StateRecorder(client);
     const node = started(client, path, { data: 'hello' });
@@ -198,7 +190,7 @@ describe('PersistentNode', () => {
   });
 
   it('refuses misuse and bad input', async () => {
-    const client = new ZkClient({ connectString: server.connectString });
+    const client = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new PersistentNode(client, 'x')).toThrow(InvalidArgumentError);
     expect(() => new PersistentNode(client, path, { mode: 'NOPE' as never })).toThrow(InvalidArgumentError);
     expect(() => new PersistentNode(client, path, { mode: 'PERSISTENT_WITH_TTL' })).toThrow(InvalidArgumentError);

@@ -1,7 +1,7 @@
 import { PersistentTtlNode } from '../../../recipes/nodes';
 import { InvalidArgumentError, ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 // Long enough that a stalled test process or server JVM (a loaded machine) does not let a node
 // that is being touched expire, and that a watch set right after a create finds the node.
@@ -12,24 +12,15 @@ const OFTEN = { touchScheduleFactor: 8 };
 const QUIET_MS = 3_000;
 
 describe('PersistentTtlNode', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const nodes: PersistentTtlNode[] = [];
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(nodes.splice(0).map((n) => n.close())) });
   beforeEach(() => {
     path = `${randomRoot('ttl')}/test`;
   });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const started = (client: ZkClient, p = path, options: Partial<ConstructorParameters<typeof PersistentTtlNode>[2]> = {}) => {
     const node = new PersistentTtlNode(client, p, { ttlMs: TTL_MS, ...options });
     nodes.push(node);
@@ -108,7 +99,7 @@ describe('PersistentTtlNode', () => {
   });
 
   it('refuses bad input', () => {
-    const client = new ZkClient({ connectString: server.connectString });
+    const client = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new PersistentTtlNode(client, path, { ttlMs: 0 })).toThrow(InvalidArgumentError);
     expect(() => new PersistentTtlNode(client, path, {} as never)).toThrow(InvalidArgumentError);
     expect(() => new PersistentTtlNode(client, path, { ttlMs: 2 ** 31 })).toThrow(InvalidArgumentError);

@@ -1,29 +1,21 @@
 import { PersistentNode, PersistentNodeTimeoutError } from '../../../recipes/nodes';
 import type { ZkClient } from '../../../src';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { FaultProxy, expireSession } from '../../../src/testing';
+import { StateRecorder, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('PersistentNode under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const nodes: PersistentNode[] = [];
   let dir: string;
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(nodes.splice(0).map((n) => n.close())) });
   beforeEach(() => {
     dir = `${randomRoot('pnode-faults')}/test`;
     path = `${dir}/foo`;
   });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = (connectString = server.connectString, sessionTimeoutMs = 10_000) => clients.connect({ connectString, sessionTimeoutMs });
+  const connect = (connectString = zk.server.connectString, sessionTimeoutMs = 10_000) => zk.clients.connect({ connectString, sessionTimeoutMs });
   const started = (client: ZkClient, p: string, options: ConstructorParameters<typeof PersistentNode>[2] = {}) => {
     const node = new PersistentNode(client, p, options);
     nodes.push(node);
@@ -81,7 +73,7 @@ describe('PersistentNode under faults', () => {
     expect(before).toHaveLength(1);
     const states = new StateRecorder(client);
     const mark = states.mark();
-    await server.restart();
+    await zk.server.restart();
     await states.waitFor('RECONNECTED', mark);
     const observer = await connect();
     await eventually('the node to stand', () => ownedBy(observer, node.actualPath as string, client));
@@ -93,16 +85,16 @@ describe('PersistentNode under faults', () => {
     const client = await connect();
     const node = started(client, path, { data: 'Hello World' });
     await node.waitForInitialCreate({ timeoutMs: timing(10_000) });
-    await server.stop();
+    await zk.server.stop();
     await expect(node.setData('Updated', { timeoutMs: 300 })).rejects.toThrow(PersistentNodeTimeoutError);
     const written = node.setData('Updated again');
-    await server.start();
+    await zk.server.start();
     await written;
     expect((await client.getData(path)).data.toString()).toBe('Updated again');
   });
 
   it('a partition longer than the session: the node goes with the session and comes back once the client has a new one', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     const client = await connect(proxy.connectString, 4_000);
     const observer = await connect();
     const states = new StateRecorder(client);

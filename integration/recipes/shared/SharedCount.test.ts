@@ -1,30 +1,25 @@
 import { once } from 'node:events';
 import type { ZkClient } from '../../../src';
 import { InvalidArgumentError } from '../../../src';
-import { TestingServer } from '../../../src/testing';
 import { SharedCount, decodeCount, encodeCount } from '../../../recipes/shared';
 import { AtomicValueCorruptError } from '../../../recipes/atomic';
-import { Clients, eventually, nextEvent, randomRoot } from '../../helpers';
+import { eventually, nextEvent, randomRoot } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('SharedCount', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let path: string;
   const counts: SharedCount[] = [];
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
+  const zk = useZooKeeper({
+    beforeClose: async () => {
+        for (const c of counts.splice(0)) c.close();
+      },
   });
   beforeEach(() => {
     path = `${randomRoot('count')}/limit`;
   });
-  afterEach(async () => {
-    for (const c of counts.splice(0)) c.close();
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const started = async (client: ZkClient, seed: number) => {
     const count = new SharedCount(client, path, seed);
     counts.push(count);

@@ -7,7 +7,7 @@ import type { CacheFilter } from './CacheScope';
 const log = debug('zk-recipes:cache:bridge');
 
 /** Options of the bridges (NodeCache, PathChildrenCache). */
-export interface CacheBridgeOptions {
+export interface CuratorCacheBridgeOptions {
   /** Keep the data (default), or the stats only (Curator's `cacheData`). */
   cacheData?: boolean;
 }
@@ -17,11 +17,11 @@ export interface CacheBridgeOptions {
  * underneath, of a given depth, whose events the bridge translates into its own. Its lifecycle is
  * the cache's: `start()`, `waitForInitialized()`, `close()`.
  */
-export abstract class CacheBridge<E extends Record<keyof E, unknown[]>> extends EventEmitter<E> implements AsyncDisposable {
+export abstract class CuratorCacheBridge<E extends Record<keyof E, unknown[]>> extends EventEmitter<E> implements AsyncDisposable {
   /** The CuratorCache underneath. */
   readonly cache: CuratorCache;
 
-  protected constructor(client: ZkClient, path: string, options: CacheBridgeOptions, scope: { maxDepth: number; keepData: (cacheData: boolean) => CacheFilter }) {
+  protected constructor(client: ZkClient, path: string, options: CuratorCacheBridgeOptions, scope: { maxDepth: number; keepData: (cacheData: boolean) => CacheFilter }) {
     super();
     const o = validateOptions(options, 'options');
     const cacheData = o.cacheData === undefined ? true : validateBoolean(o.cacheData, 'cacheData');
@@ -55,3 +55,10 @@ export abstract class CacheBridge<E extends Record<keyof E, unknown[]>> extends 
     emitSafely(this, event, args, (format, ...values) => log(`%s: ${format}`, this.cache.path, ...values));
   }
 }
+
+/** @deprecated Renamed CuratorCacheBridge, Curator's name for it; this alias goes in the next major release. */
+export const CacheBridge = CuratorCacheBridge;
+/** @deprecated Renamed CuratorCacheBridge, Curator's name for it; this alias goes in the next major release. */
+export type CacheBridge<E extends Record<keyof E, unknown[]>> = CuratorCacheBridge<E>;
+/** @deprecated Renamed CuratorCacheBridgeOptions; this alias goes in the next major release. */
+export type CacheBridgeOptions = CuratorCacheBridgeOptions;

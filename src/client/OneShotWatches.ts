@@ -22,7 +22,7 @@ interface Entry {
  * can be taken back. Each watcher fires once: with the server's event, or with 'sessionLost'.
  * Watchers run inside a try: one that throws is logged, never passed on.
  */
-export class WatchRegistry {
+export class OneShotWatches {
   private readonly entries = new Set<Entry>();
   /** The same entries by path, so that taking a watch back costs the same with 20,000 watches as with 2. */
   private readonly byPath = new Map<string, Set<Entry>>();

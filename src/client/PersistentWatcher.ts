@@ -19,12 +19,12 @@ const log = debug('zk-recipes:client:persistent');
  */
 export type PersistentWatchEvent = WatchEvent | { readonly type: 'reset'; readonly path: string; readonly reason: 'reconnected' | 'newSession' };
 
-/** The events of a PersistentWatch. */
+/** The events of a PersistentWatcher. */
 export interface PersistentWatchEvents {
   event: [event: PersistentWatchEvent];
 }
 
-/** What a PersistentWatch needs from the client. */
+/** What a PersistentWatcher needs from the client. */
 export interface PersistentWatchHost {
   /** Sets the watch on the server. */
   add(): Promise<void>;
@@ -43,11 +43,13 @@ export interface PersistentWatchHost {
  * a LOST it is set again in the new session, with a 'reset' too. `close()`, or the signal given to
  * `client.watch()`, ends it and removes it from the server.
  */
-export class PersistentWatch extends EventEmitter<PersistentWatchEvents> implements AsyncIterable<PersistentWatchEvent>, AsyncDisposable {
+export class PersistentWatcher extends EventEmitter<PersistentWatchEvents> implements AsyncIterable<PersistentWatchEvent>, AsyncDisposable {
   private readonly buffered: PersistentWatchEvent[] = [];
   private wake: (() => void) | undefined;
   private ended = false;
   private endReason: unknown;
+
+  /** @internal Made by `client.watch()`. */
   constructor(
     readonly path: string,
     readonly mode: AddWatchMode,
@@ -60,7 +62,7 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
     return this.ended;
   }
 
-  /** Passes an event on: to the listeners, and to the loops over the watch. */
+  /** @internal Passes an event on: to the listeners, and to the loops over the watch. The client's only. */
   deliver(event: PersistentWatchEvent): void {
     if (this.ended) return;
     if (event.type === 'removed' || event.type === 'sessionLost') return;
@@ -76,7 +78,7 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
     await this.host.remove().catch((err: unknown) => log('%s: removing the watch: %s', this.path, String(err)));
   }
 
-  /** Ends the watch with a reason: loops over it reject with it (undefined: they end). */
+  /** @internal Ends the watch with a reason: loops over it reject with it (undefined: they end). The client's only. */
   end(reason: unknown): void {
     if (this.ended) return;
     this.ended = true;
@@ -105,7 +107,7 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
     }
   }
 
-  /** Ends the watch when `signal` aborts (loops over it reject with the reason), and removes it from the server. */
+  /** @internal Ends the watch when `signal` aborts (loops over it reject with the reason), and removes it from the server. */
   endWith(signal: AbortSignal | undefined): void {
     if (!signal) return;
     const onAbort = () => {
@@ -117,6 +119,9 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
     else signal.addEventListener('abort', onAbort, { once: true });
   }
 }
+
+/** @deprecated Renamed PersistentWatcher, Curator's name for it; this alias goes in the next major release. */
+export type PersistentWatch = PersistentWatcher;
 
 /** The client parts a persistent watch works with. */
 export interface PersistentWatchContext {
@@ -130,7 +135,7 @@ export interface PersistentWatchContext {
  * Sets a persistent watch on `path` and keeps it: a 'reset' after a reconnect in the same session,
  * set again (and a 'reset') in a new session, ended when the client closes.
  */
-export async function startPersistentWatch(ctx: PersistentWatchContext, path: string, recursive: boolean, signal: AbortSignal | undefined): Promise<PersistentWatch> {
+export async function startPersistentWatch(ctx: PersistentWatchContext, path: string, recursive: boolean, signal: AbortSignal | undefined): Promise<PersistentWatcher> {
   const { connection, retry, namespace } = ctx;
   const full = namespace.full(path);
   const mode: AddWatchMode = recursive ? 'PERSISTENT_RECURSIVE' : 'PERSISTENT';
@@ -144,7 +149,7 @@ export async function startPersistentWatch(ctx: PersistentWatchContext, path: st
       await t.addWatch(full, mode, native);
       session = s;
     });
-  const watch: PersistentWatch = new PersistentWatch(path, mode, {
+  const watch: PersistentWatcher = new PersistentWatcher(path, mode, {
     add,
     remove: async () => {
       const t = connection.live()?.transport;
