@@ -260,6 +260,7 @@ export {
   type JsonValue,
   type UriSpecPart,
   type UriVariables,
+  type UriSource,
   type JsonInstanceSerializerOptions,
   ServiceCache,
   ServiceProvider,

@@ -1,10 +1,24 @@
 import { InvalidArgumentError, validateString } from '../../src/recipeKit';
-import type { ServiceInstance } from './ServiceInstance';
 
 /** One part of a UriSpec: literal text, or the name of a variable (`variable: true`). Curator's `UriSpec.Part`. */
 export interface UriSpecPart {
   readonly value: string;
   readonly variable: boolean;
+}
+
+/**
+ * What `UriSpec.build` reads of an instance; every ServiceInstance is one. Its own type, so that a
+ * UriSpec needs nothing of the instance module that holds it.
+ */
+export interface UriSource {
+  readonly name: string;
+  readonly id: string;
+  readonly address: string | null;
+  readonly port: number | null;
+  readonly sslPort: number | null;
+  /** Milliseconds since the epoch. */
+  readonly registrationTimeUTC: number;
+  readonly serviceType: string;
 }
 
 /** Values of custom variables for `buildUri`; they win over the instance's own. */
@@ -69,7 +83,7 @@ export class UriSpec {
   }
 
   /** Builds the URI from an instance (or none) and custom variables, as Curator's `UriSpec.build`. */
-  build(instance?: ServiceInstance<unknown> | null, variables: UriVariables = {}): string {
+  build(instance?: UriSource | null, variables: UriVariables = {}): string {
     const values = new Map<string, unknown>();
     if (instance) {
       values.set('scheme', instance.sslPort !== null ? 'https' : 'http');

@@ -10,7 +10,7 @@ export {
   type ServiceType,
   type JsonValue,
 } from './ServiceInstance';
-export { UriSpec, type UriSpecPart, type UriVariables } from './UriSpec';
+export { UriSpec, type UriSpecPart, type UriVariables, type UriSource } from './UriSpec';
 export { JsonInstanceSerializer, JSON_INSTANCE_SERIALIZER_DEFAULTS, type JsonInstanceSerializerOptions } from './JsonInstanceSerializer';
 export { ServiceInstanceFormatError } from './errors';
 export { ServiceCache, type ServiceCacheEvents, type ServiceCacheStartOptions, type ServiceCacheChangesOptions, type ServiceCacheSource } from './ServiceCache';
