@@ -245,6 +245,14 @@ async function withTimeout<T>(timeoutMs: number | undefined, signal: AbortSignal
   }
 }
 
+/** The ops as the wire takes them: each path in the namespace, each create with its ACL. */
+export function wireOps(ops: readonly TransactionOp[], namespace: Namespace, aclFor: AclForPath): Op[] {
+  return ops.map((op): Op => {
+    const path = namespace.full(op.path);
+    return op.type === 'create' ? { ...op, path, acl: aclFor(path) } : { ...op, path };
+  });
+}
+
 /**
  * Runs a transaction's operations with multi, retried as every operation is, with paths through
  * the namespace. Each create carries `aclFor(its path)` in the multi request itself: a transport
@@ -258,10 +266,7 @@ export async function commitTransaction(
   session?: Session,
 ): Promise<OpResult[]> {
   const { retry, namespace, aclFor } = ctx;
-  const full = ops.map((op): Op => {
-    const path = namespace.full(op.path);
-    return op.type === 'create' ? { ...op, path, acl: aclFor(path) } : { ...op, path };
-  });
+  const full = wireOps(ops, namespace, aclFor);
   await namespace.ensure(signal);
   const results = await raceAbort(
     retry.run({ operation: 'multi', path: ops[0].path, signal, session }, (t) => {

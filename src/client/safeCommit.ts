@@ -13,7 +13,7 @@ import type { Namespace } from './Namespace';
 import { mkdirs } from './nodeOps';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
-import { TransactionOutcomeUnknownError, toTransactionResult, type TransactionOp } from './Transaction';
+import { TransactionOutcomeUnknownError, toTransactionResult, wireOps, type TransactionOp } from './Transaction';
 
 const log = debug('zk-recipes:client:transaction');
 
@@ -51,10 +51,7 @@ export async function commitWithMarker(
   session?: Session,
 ): Promise<OpResult[]> {
   const { retry, namespace, aclFor } = ctx;
-  const full = ops.map((op): Op => {
-    const path = namespace.full(op.path);
-    return op.type === 'create' ? { ...op, path, acl: aclFor(path) } : { ...op, path };
-  });
+  const full = wireOps(ops, namespace, aclFor);
   const parent = namespace.full(markerParent);
   const marker = joinPath(parent, `txn-${randomUUID()}`);
   const markerOp: Op = { type: 'create', path: marker, data: Buffer.alloc(0), mode: 'EPHEMERAL', acl: aclFor(marker) };
