@@ -1,21 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { isProtectedName } from '../../src/client/protection';
-import { FaultProxy, TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { FaultProxy } from '../../src/testing';
+import { eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('ZkClient protected creates', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('names the node _c_<uuid>-<name>, the way Curator does', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const p = await client.create(`${root}/lock-`, { mode: 'EPHEMERAL_SEQUENTIAL', protected: true, createParents: 'container' });
     const name = p.slice(root.length + 1);
     expect(name).toMatch(/^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$/);
@@ -26,10 +20,10 @@ describe('ZkClient protected creates', () => {
     'a %s create whose reply is lost leaves exactly one node, ours',
     async (mode) => {
       const root = randomRoot();
-      const observer = await clients.connect({ connectString: server.connectString });
+      const observer = await zk.clients.connect({ connectString: zk.server.connectString });
       await observer.create(root);
-      await using proxy = await FaultProxy.start(server.connectString);
-      const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: timing(20_000) });
+      await using proxy = await FaultProxy.start(zk.server.connectString);
+      const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000, connectionTimeoutMs: timing(20_000) });
       const session = client.sessionId;
 
       // Requests and replies now crawl through the proxy: the create reaches the server, and its

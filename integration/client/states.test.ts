@@ -1,18 +1,12 @@
-import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
-import { Clients, StateRecorder, TEST_TRANSPORT, nextEvent, randomRoot, timing, watchNode } from '../helpers';
+import { FaultProxy, expireSession } from '../../src/testing';
+import { StateRecorder, TEST_TRANSPORT, nextEvent, randomRoot, timing, watchNode } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('ZkClient connection states', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it("reports CONNECTED once on the first connection, coming from 'LATENT'", async () => {
-    const client = clients.create({ connectString: server.connectString });
+    const client = zk.clients.create({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const transitions: string[] = [];
     client.on('stateChanged', (state, previous) => transitions.push(`${previous} -> ${state}`));
@@ -32,11 +26,11 @@ describe('ZkClient connection states', () => {
   const SURVIVES_RESTART_MS = 30_000;
 
   it('server restart: SUSPENDED, then RECONNECTED with the same session', async () => {
-    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: SURVIVES_RESTART_MS });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: SURVIVES_RESTART_MS });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     const mark = states.mark();
-    await server.restart();
+    await zk.server.restart();
     await states.waitFor('RECONNECTED', mark);
     expect(states.since(mark)).toEqual(['SUSPENDED', 'RECONNECTED']);
     expect(client.sessionId).toBe(session);
@@ -44,7 +38,7 @@ describe('ZkClient connection states', () => {
 
   it('expireSession: LOST, then RECONNECTED with a new session; old ephemerals and watches end', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     await client.create(root);
@@ -74,22 +68,22 @@ describe('ZkClient connection states', () => {
   });
 
   it('a listener that throws never breaks the client, and the others still hear every change', async () => {
-    const client = clients.create({ connectString: server.connectString, sessionTimeoutMs: SURVIVES_RESTART_MS });
+    const client = zk.clients.create({ connectString: zk.server.connectString, sessionTimeoutMs: SURVIVES_RESTART_MS });
     client.on('stateChanged', () => {
       throw new Error('listener bug');
     });
     const states = new StateRecorder(client);
     client.start();
     await states.waitFor('CONNECTED', 0);
-    await server.restart();
+    await zk.server.restart();
     await states.waitFor('RECONNECTED', 0);
     expect(states.states).toEqual(['CONNECTED', 'SUSPENDED', 'RECONNECTED']);
     await client.create(randomRoot());
   });
 
   it('tells error states apart by policy', async () => {
-    const standard = clients.create({ connectString: server.connectString });
-    const session = clients.create({ connectString: server.connectString, connectionStateErrorPolicy: 'session' });
+    const standard = zk.clients.create({ connectString: zk.server.connectString });
+    const session = zk.clients.create({ connectString: zk.server.connectString, connectionStateErrorPolicy: 'session' });
     expect(standard.isErrorState('SUSPENDED')).toBe(true);
     expect(standard.isErrorState('LOST')).toBe(true);
     expect(standard.isErrorState('RECONNECTED')).toBe(false);
@@ -100,14 +94,14 @@ describe('ZkClient connection states', () => {
   describe('through a fault proxy', () => {
     let proxy: FaultProxy;
     beforeEach(async () => {
-      proxy = await FaultProxy.start(server.connectString);
+      proxy = await FaultProxy.start(zk.server.connectString);
     });
     afterEach(() => proxy.close());
 
     it('a blackhole longer than the session timeout: SUSPENDED, LOST, then RECONNECTED with a new session', async () => {
       const root = randomRoot();
-      const observer = await clients.connect({ connectString: server.connectString });
-      const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 2_000 });
+      const observer = await zk.clients.connect({ connectString: zk.server.connectString });
+      const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 2_000 });
       const states = new StateRecorder(client);
       const session = client.sessionId;
       expect(client.negotiatedSessionTimeoutMs).toBe(2_000);
@@ -130,7 +124,7 @@ describe('ZkClient connection states', () => {
     });
 
     it('a short cut: SUSPENDED then RECONNECTED with the same session, never LOST', async () => {
-      const client = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
+      const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 });
       const states = new StateRecorder(client);
       const session = client.sessionId;
       const mark = states.mark();

@@ -2,22 +2,14 @@
  * A failed call's error carries the stack of the code that made the call (the native binding's
  * ends inside the binding): server errors and connection losses alike, through ZkClient.
  */
-import { TestingServer } from '../../src/testing';
-import { Clients, randomRoot } from '../helpers';
+import { randomRoot } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('errors keep the caller in their stack', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server.close();
-  });
+  const zk = useZooKeeper({ closeClients: 'file' });
 
   it("a server error (NONODE) names the function that awaited the call", async () => {
-    const client = await clients.connect({ transport: 'protocol', connectString: server.connectString });
+    const client = await zk.clients.connect({ transport: 'protocol', connectString: zk.server.connectString });
     async function readTheMissingNode(): Promise<void> {
       await client.getData(`${randomRoot()}/missing`);
     }
@@ -31,7 +23,7 @@ describe('errors keep the caller in their stack', () => {
   });
 
   it('so does a create that finds its node there (NODEEXISTS), and a version mismatch (BADVERSION)', async () => {
-    const client = await clients.connect({ transport: 'protocol', connectString: server.connectString });
+    const client = await zk.clients.connect({ transport: 'protocol', connectString: zk.server.connectString });
     const root = randomRoot();
     await client.create(root);
     async function createItAgain(): Promise<void> {

@@ -1,22 +1,14 @@
 import { InterProcessMutex, type Lease } from '../../../recipes/locks';
-import { TestingServer, parseMntr } from '../../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../../helpers';
+import { parseMntr } from '../../../src/testing';
+import { eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('InterProcessMutex: a queue of 1000 waiters', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server.close();
-  });
+  const zk = useZooKeeper({ closeClients: 'file' });
 
   it('drains in node order, one holder at a time, with two requests to the server per hand-off', async () => {
     const path = `${randomRoot('drain')}/lock`;
-    const sessions = await Promise.all([0, 1, 2, 3].map(() => clients.connect({ connectString: server.connectString })));
+    const sessions = await Promise.all([0, 1, 2, 3].map(() => zk.clients.connect({ connectString: zk.server.connectString })));
     const holder = await new InterProcessMutex(sessions[0], path).acquire();
     const acquiredNodes: string[] = [];
     let inside = 0;
@@ -37,7 +29,7 @@ describe('InterProcessMutex: a queue of 1000 waiters', () => {
     await eventually('1000 waiters queued', async () => (await sessions[0].getChildren(path)).length === 1001, timing(60_000), 200);
     const queued = (await new InterProcessMutex(sessions[0], path).getParticipantNodes()).slice(1);
     // Every node is there before every waiter has set its watch: the last reads must not be counted.
-    const mntr = async () => parseMntr(await server.fourLetterWord('mntr'));
+    const mntr = async () => parseMntr(await zk.server.fourLetterWord('mntr'));
     await eventually('1000 waiters watching', async () => Number((await mntr()).zk_watch_count) >= 1000, timing(60_000), 200);
 
     const packets = async () => Number((await mntr()).zk_packets_received);

@@ -7,31 +7,24 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { InterProcessMutex } from '../../../recipes/locks';
 import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
-import { TestingServer } from '../../../src/testing';
-import { Clients, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const READS: ReadonlySet<string> = new Set(['getData', 'getChildren', 'exists']);
 
 describe('mutex hand-off', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('the next waiter holds on the deletion event: with no read, and a higher token', async () => {
     const path = `${randomRoot('handoff')}/lock`;
-    const holderClient = await clients.connect({ connectString: server.connectString });
-    const waiterClient = await clients.connect({ connectString: server.connectString });
+    const holderClient = await zk.clients.connect({ connectString: zk.server.connectString });
+    const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const holder = await new InterProcessMutex(holderClient, path).acquire({ timeoutMs: timing(10_000) });
     const waiting = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(20_000) });
 
     // The waiter is settled once the server holds its watch on the holder's node: then nothing it
     // does before the release is left in flight.
-    await eventually('the waiter to watch the holder', () => isWatching(server, holder.node, waiterClient.sessionId));
+    await eventually('the waiter to watch the holder', () => isWatching(zk.server, holder.node, waiterClient.sessionId));
 
     const reads: string[] = [];
     const onOperation = (message: unknown) => {
