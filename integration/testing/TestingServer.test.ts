@@ -2,29 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestingServer, HarnessSetupError, locateZooKeeper } from '../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
+import { StateRecorder, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('TestingServer', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
+  const zk = useZooKeeper();
 
   it('serves on a loopback port once start() resolves', async () => {
-    expect(server.connectString).toMatch(/^127\.0\.0\.1:\d+$/);
-    expect(await server.mode()).toBe('standalone');
-    const conf = await server.fourLetterWord('conf');
+    expect(zk.server.connectString).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(await zk.server.mode()).toBe('standalone');
+    const conf = await zk.server.fourLetterWord('conf');
     expect(conf).toMatch(/maxClientCnxns=0/);
   });
 
   it('port 0 picks a free port, as listen(0) does, and keeps it across a restart', async () => {
     await using picked = await TestingServer.start({ port: 0, forceSync: false });
     expect(picked.port).toBeGreaterThan(0);
-    expect(picked.port).not.toBe(server.port);
+    expect(picked.port).not.toBe(zk.server.port);
     expect(await picked.mode()).toBe('standalone');
     const port = picked.port;
     await picked.restart();
@@ -39,17 +33,17 @@ describe('TestingServer', () => {
 
   it('keeps data and sessions across stop() and start()', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     await client.create(root, { data: 'kept' });
     const ephemeral = await client.create(`${root}/e`, { mode: 'EPHEMERAL' });
     const session = client.sessionId;
 
     const mark = states.mark();
-    await server.stop();
-    expect(server.isRunning).toBe(false);
+    await zk.server.stop();
+    expect(zk.server.isRunning).toBe(false);
     await states.waitFor('SUSPENDED', mark);
-    await server.start();
+    await zk.server.start();
     await states.waitFor('RECONNECTED', mark);
 
     expect(states.since(mark)).toEqual(['SUSPENDED', 'RECONNECTED']);
@@ -59,40 +53,40 @@ describe('TestingServer', () => {
   });
 
   it('restart() keeps the session too', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     const session = client.sessionId;
     const mark = states.mark();
-    await server.restart();
+    await zk.server.restart();
     await states.waitFor('RECONNECTED', mark);
     expect(client.sessionId).toBe(session);
   });
 
   it('kill() is a SIGKILL, and the data survives it', async () => {
     const root = randomRoot();
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(client);
     await client.create(root, { data: 'durable' });
     const mark = states.mark();
-    await server.kill();
-    expect(server.isRunning).toBe(false);
+    await zk.server.kill();
+    expect(zk.server.isRunning).toBe(false);
     await states.waitFor('SUSPENDED', mark);
-    await server.start();
+    await zk.server.start();
     await states.waitFor('RECONNECTED', mark);
     expect((await client.getData(root)).data.toString()).toBe('durable');
   });
 
   it('pause() freezes the server until resume()', async () => {
-    const client = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 3_000 });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: 3_000 });
     const states = new StateRecorder(client);
     const mark = states.mark();
-    server.pause();
-    expect(server.isPaused).toBe(true);
-    expect(await server.mode()).toBeUndefined();
+    zk.server.pause();
+    expect(zk.server.isPaused).toBe(true);
+    expect(await zk.server.mode()).toBeUndefined();
     // The client hears nothing back and declares the connection lost.
     await states.waitFor('SUSPENDED', mark, timing(15_000));
-    server.resume();
-    expect(await server.mode()).toBe('standalone');
+    zk.server.resume();
+    expect(await zk.server.mode()).toBe('standalone');
     await states.waitFor('RECONNECTED', mark, timing(15_000));
   });
 });

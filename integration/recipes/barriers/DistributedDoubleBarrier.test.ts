@@ -1,25 +1,20 @@
 import { BarrierTimeoutError, DistributedDoubleBarrier } from '../../../recipes/barriers';
 import { IllegalStateError, InvalidArgumentError, ZkClient } from '../../../src';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { FaultProxy } from '../../../src/testing';
+import { StateRecorder, childrenOf, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const QTY = 5;
 
 describe('DistributedDoubleBarrier', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('double')}/barrier`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = (connectString = server.connectString) => clients.connect({ connectString });
+  const connect = (connectString = zk.server.connectString) => zk.clients.connect({ connectString });
 
   /** Every member enters, checks that all are inside, then leaves; records the most inside at once. */
   const runRound = async (barriers: DistributedDoubleBarrier[]) => {
@@ -83,7 +78,7 @@ describe('DistributedDoubleBarrier', () => {
 
   // Curator's testSpuriousWakeup (GH-1290): a wake-up that is not the barrier opening lets no one in.
   it('a connection blip while waiting to enter does not let the member in', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     const waiterClient = await connect(proxy.connectString);
     const states = new StateRecorder(waiterClient);
     const first = new DistributedDoubleBarrier(waiterClient, path, 2);
@@ -96,7 +91,7 @@ describe('DistributedDoubleBarrier', () => {
     proxy.heal();
     await states.waitFor('RECONNECTED', mark);
     // The watch on `ready` is in place again (the server shows it), and the member has not passed.
-    await eventually('the watch on ready', () => isWatching(server, `${path}/ready`, waiterClient.sessionId));
+    await eventually('the watch on ready', () => isWatching(zk.server, `${path}/ready`, waiterClient.sessionId));
     expect(passed).toBe(false);
     const second = new DistributedDoubleBarrier(await connect(), path, 2);
     await second.enter({ timeoutMs: timing(10_000) });
@@ -126,7 +121,7 @@ describe('DistributedDoubleBarrier', () => {
   });
 
   it('refuses misuse and bad input', async () => {
-    const unstarted = new ZkClient({ connectString: server.connectString });
+    const unstarted = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new DistributedDoubleBarrier(unstarted, path, 0)).toThrow(InvalidArgumentError);
     expect(() => new DistributedDoubleBarrier(unstarted, 'x', 1)).toThrow(InvalidArgumentError);
     const idle = new DistributedDoubleBarrier(unstarted, path, 1);

@@ -1,22 +1,17 @@
 import { BarrierTimeoutError, DistributedBarrier, DistributedDoubleBarrier } from '../../../recipes/barriers';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { FaultProxy, expireSession } from '../../../src/testing';
+import { StateRecorder, childrenOf, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('the barriers under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('barrier-faults')}/barrier`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = (connectString = server.connectString) => clients.connect({ connectString });
+  const connect = (connectString = zk.server.connectString) => zk.clients.connect({ connectString });
 
   // Curator's testServerCrash, where Curator's wait throws a connection loss: ours rides through.
   it('DistributedBarrier: a wait rides through a server restart, and a bounded one ends in time while the server is down', async () => {
@@ -26,13 +21,13 @@ describe('the barriers under faults', () => {
     const barrier = new DistributedBarrier(waiterClient, path);
     let released = false;
     const waiting = barrier.waitOnBarrier({ timeoutMs: timing(60_000) }).then(() => (released = true));
-    await eventually('the waiter to watch', () => isWatching(server, path, waiterClient.sessionId));
-    await server.stop();
+    await eventually('the waiter to watch', () => isWatching(zk.server, path, waiterClient.sessionId));
+    await zk.server.stop();
     const startedAt = Date.now();
     await expect(barrier.waitOnBarrier({ timeoutMs: 500 })).rejects.toThrow(BarrierTimeoutError);
     expect(Date.now() - startedAt).toBeLessThan(timing(2_000));
-    await server.start();
-    await eventually('the waiter to watch again', () => isWatching(server, path, waiterClient.sessionId));
+    await zk.server.start();
+    await eventually('the waiter to watch again', () => isWatching(zk.server, path, waiterClient.sessionId));
     expect(released).toBe(false);
     await new DistributedBarrier(setter, path).removeBarrier();
     await waiting;
@@ -44,11 +39,11 @@ describe('the barriers under faults', () => {
     const states = new StateRecorder(waiterClient);
     await new DistributedBarrier(setter, path).setBarrier();
     const waiting = new DistributedBarrier(waiterClient, path).waitOnBarrier({ timeoutMs: timing(60_000) });
-    await eventually('the waiter to watch', () => isWatching(server, path, waiterClient.sessionId));
+    await eventually('the waiter to watch', () => isWatching(zk.server, path, waiterClient.sessionId));
     const mark = states.mark();
     await expireSession(waiterClient);
     await states.waitFor('RECONNECTED', mark);
-    await eventually('the waiter to watch in its new session', () => isWatching(server, path, waiterClient.sessionId));
+    await eventually('the waiter to watch in its new session', () => isWatching(zk.server, path, waiterClient.sessionId));
     await new DistributedBarrier(setter, path).removeBarrier();
     await waiting;
   });
@@ -77,7 +72,7 @@ describe('the barriers under faults', () => {
   // the others, and the look, retried in the next session, found the empty container reaped. The
   // proxy's latency holds the create's reply back while the session is expired.
   it('DistributedDoubleBarrier: the session ends while the reply to our create is on its way; the member joins again', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     const aClient = await connect(proxy.connectString);
     const watcher = await connect();
     const states = new StateRecorder(aClient);
@@ -87,7 +82,7 @@ describe('the barriers under faults', () => {
     const mark = states.mark();
     const entering = a.enter({ timeoutMs: timing(60_000) });
     await eventually('our node on the server', async () => (await watcher.exists(a.ourPath)) !== null, timing(20_000), 5);
-    await expireSession(aClient, { connectString: server.connectString });
+    await expireSession(aClient, { connectString: zk.server.connectString });
     proxy.delay(0);
     await states.waitFor('RECONNECTED', mark);
     await eventually('a to join again', async () => (await watcher.exists(a.ourPath))?.ephemeralOwner === aClient.sessionId);
@@ -165,7 +160,7 @@ describe('the barriers under faults', () => {
     const lowestClient = lowest.client;
     const states = new StateRecorder(lowestClient);
     const leaving = lowest.leave({ timeoutMs: timing(60_000) });
-    await eventually('the lowest to wait for the highest', () => isWatching(server, highest.ourPath, lowestClient.sessionId));
+    await eventually('the lowest to wait for the highest', () => isWatching(zk.server, highest.ourPath, lowestClient.sessionId));
     const mark = states.mark();
     await expireSession(lowestClient);
     await states.waitFor('RECONNECTED', mark);
@@ -176,14 +171,14 @@ describe('the barriers under faults', () => {
   });
 
   it('DistributedDoubleBarrier: a server restart while members wait to enter; a partitioned member catches up after the heal', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     const partitionedClient = await connect(proxy.connectString);
     const partitioned = new DistributedDoubleBarrier(partitionedClient, path, 3);
     const waiter = new DistributedDoubleBarrier(await connect(), path, 3);
     const entering = [partitioned.enter({ timeoutMs: timing(60_000) }), waiter.enter({ timeoutMs: timing(60_000) })];
     const watcher = await connect();
     await eventually('two members waiting', async () => (await childrenOf(watcher, path)).length === 2);
-    await server.restart();
+    await zk.server.restart();
     proxy.blackhole();
     const last = new DistributedDoubleBarrier(await connect(), path, 3);
     await last.enter({ timeoutMs: timing(30_000) });

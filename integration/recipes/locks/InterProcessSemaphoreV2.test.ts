@@ -1,24 +1,19 @@
 import { InterProcessSemaphoreV2, LockLostError, LockTimeoutError, type Lease } from '../../../recipes/locks';
 import { SharedCount } from '../../../recipes/shared';
 import { type ZkClient } from '../../../src';
-import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, nextEvent, randomRoot, timing } from '../../helpers';
+import { expireSession } from '../../../src/testing';
+import { StateRecorder, childrenOf, eventually, nextEvent, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('InterProcessSemaphoreV2', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('sem')}/sem`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const leases = (client: ZkClient) => childrenOf(client, `${path}/leases`);
   const queued = (client: ZkClient) => childrenOf(client, `${path}/locks`);
 
