@@ -1,25 +1,19 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError, Perms, ZkClient, type WatchEvent } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, eventually, randomRoot, watchNode } from '../helpers';
+import { eventually, randomRoot, watchNode } from '../helpers';
+import { useZooKeeper } from '../fixture';
 import { InstrumentedTransports } from '../instrumentedTransports';
 
 describe('ZkClient operations', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let client: ZkClient;
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(async () => {
-    client = await clients.connect({ connectString: server.connectString });
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
     root = randomRoot();
     await client.create(root);
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   it('creates nodes in every mode', async () => {
     expect(await client.create(`${root}/p`, { data: 'x' })).toBe(`${root}/p`);
@@ -53,7 +47,7 @@ describe('ZkClient operations', () => {
 
   it('creates missing parents again when one it found goes before its child is made (a reaped container)', async () => {
     const traced = new InstrumentedTransports();
-    const creator = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
+    const creator = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: traced.factory });
     await client.create(`${root}/a`);
     // The creator finds `a`, creates `a/b`, and before it creates `a/b/c` under it, both go (as
     // the server reaps a container once its last child has gone).
@@ -122,7 +116,7 @@ describe('ZkClient operations', () => {
 
   it('works under a namespace: paths are relative, nodes live under /<namespace>', async () => {
     const ns = randomRoot('ns').slice(1);
-    const scoped = await clients.connect({ connectString: server.connectString, namespace: `${ns}/app` });
+    const scoped = await zk.clients.connect({ connectString: zk.server.connectString, namespace: `${ns}/app` });
     expect(await scoped.create('/node', { data: 'n' })).toBe('/node');
     expect((await client.getData(`/${ns}/app/node`)).data.toString()).toBe('n');
     expect(await scoped.getChildren('/')).toEqual(['node']);
@@ -152,7 +146,7 @@ describe('ZkClient operations', () => {
 
   it('digest auth and ACLs: only the credentialed client may read', async () => {
     const digest = createHash('sha1').update('alice:secret').digest('base64');
-    const alice = await clients.connect({ connectString: server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
+    const alice = await zk.clients.connect({ connectString: zk.server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
     await alice.create(`${root}/secret`, { data: 'hidden' });
     await alice.setACL(`${root}/secret`, [{ perms: Perms.ALL, scheme: 'digest', id: `alice:${digest}` }]);
     const { acl } = await alice.getACL(`${root}/secret`);
@@ -163,8 +157,8 @@ describe('ZkClient operations', () => {
 
   it('an ACL provider sets the ACL of created nodes', async () => {
     const readOnly = [{ perms: Perms.READ, scheme: 'world', id: 'anyone' }];
-    const provided = await clients.connect({
-      connectString: server.connectString,
+    const provided = await zk.clients.connect({
+      connectString: zk.server.connectString,
       aclProvider: { getDefaultAcl: () => readOnly, getAclForPath: () => readOnly },
     });
     const p = await provided.create(`${root}/ro`, { data: 'r' });

@@ -1,23 +1,17 @@
 import { BarrierTimeoutError, DistributedBarrier } from '../../../recipes/barriers';
 import { InvalidArgumentError, ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients, eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 describe('DistributedBarrier', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('barrier')}/jobs/barrier`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
 
   // Curator's testBasic and testMultiClient.
   it('holds every waiter while the barrier is set, and lets them all go when it is removed', async () => {
@@ -35,7 +29,7 @@ describe('DistributedBarrier', () => {
       }),
     );
     // Both waiters watch the node (the server shows their watches) and are still held.
-    for (const c of waiters) await eventually('the waiter to watch the barrier', () => isWatching(server, path, c.sessionId));
+    for (const c of waiters) await eventually('the waiter to watch the barrier', () => isWatching(zk.server, path, c.sessionId));
     expect(released).toBe(0);
     await new DistributedBarrier(owner, path).removeBarrier();
     await Promise.all(waits);
@@ -63,7 +57,7 @@ describe('DistributedBarrier', () => {
   });
 
   it('refuses bad input: the constructor throws, the methods reject before any I/O', async () => {
-    const client = new ZkClient({ connectString: server.connectString });
+    const client = new ZkClient({ connectString: zk.server.connectString });
     expect(() => new DistributedBarrier(undefined as unknown as ZkClient, path)).toThrow(InvalidArgumentError);
     expect(() => new DistributedBarrier(client, '/')).toThrow(InvalidArgumentError);
     const barrier = new DistributedBarrier(client, path);

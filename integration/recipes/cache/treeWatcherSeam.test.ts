@@ -6,8 +6,8 @@
  */
 import { CuratorCache, type CacheScope, type TreeWatcher, type TreeWatcherSink } from '../../../recipes/cache';
 import type { ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients, randomRoot, timing } from '../../helpers';
+import { randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { EventMirror, cacheMatches, treeOf } from './cacheTesting';
 
 /** A tree watcher whose reports the test makes. */
@@ -26,18 +26,12 @@ class ManualTreeWatcher implements TreeWatcher {
 }
 
 describe('the tree watcher seam', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let root: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     root = `${randomRoot('seam')}/tree`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   const started = async (client: ZkClient, options: { filter?: (p: string) => 'data' | 'stat' | 'exclude'; maxDepth?: number } = {}) => {
     const cache = new CuratorCache(client, root, { ...options, treeWatcher: (_c: ZkClient, _s: CacheScope, sink: TreeWatcherSink) => new ManualTreeWatcher(sink) });
@@ -48,7 +42,7 @@ describe('the tree watcher seam', () => {
   };
 
   it('reads the tree at start, reads each reported path, and drops a deleted one', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     await client.create(`${root}/a/b`, { data: 'b', createParents: 'persistent' });
     const { cache, mirror, watcher } = await started(client);
     expect(cache.size).toBe(3);
@@ -69,7 +63,7 @@ describe('the tree watcher seam', () => {
   });
 
   it('a rebuild after missed events reports only the differences', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     for (const p of ['/1/11', '/1/12', '/1/13', '/2/21', '/2/22']) await client.create(`${root}${p}`, { data: 'one', createParents: 'persistent' });
     const { cache, mirror, watcher } = await started(client);
     const before = { ...mirror.counts };
@@ -91,7 +85,7 @@ describe('the tree watcher seam', () => {
   });
 
   it('the filter and the depth apply to what a persistent watch would report from the whole subtree', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     await client.create(`${root}/skip/x`, { createParents: 'persistent' });
     await client.create(`${root}/keep/deep/deeper`, { createParents: 'persistent' });
     const { cache, watcher } = await started(client, { filter: (p) => (p.includes('/skip') ? 'exclude' : 'stat'), maxDepth: 2 });

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { ZkClient } from '../../../src';
 import { InterProcessMutex, InterProcessReadWriteLock, type InterProcessLock } from '../../../recipes/locks';
 import { DistributedQueue } from '../../../recipes/queue';
-import { TestingServer } from '../../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 /** Counts holders inside a critical section, and remembers the most at once. */
 class Section {
@@ -55,20 +55,14 @@ function get(server: Server, path: string): Promise<number> {
  * callback, without a lease to re-enter, is a contender of its own and waits its turn.
  */
 describe('mutual exclusion between async flows of one process', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let root: string;
   let client: ZkClient;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(async () => {
     root = randomRoot('flows');
-    client = await clients.connect({ connectString: server.connectString });
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server.close());
 
   it('a timer started while the main flow holds the lock waits for it, after the main flow acquired and released once', async () => {
     const mutex = new InterProcessMutex(client, `${root}/lock`);
