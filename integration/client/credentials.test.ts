@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { InterProcessMutex } from '../../recipes/locks';
 import { Perms, type ZkClient } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
+import { StateRecorder, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /** Every object the client holds its options or credentials in, reached as a debugger or a log line would. */
 function holders(client: ZkClient): unknown[] {
@@ -16,18 +16,11 @@ function holders(client: ZkClient): unknown[] {
 }
 
 describe('credentials', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server?.close());
+  const zk = useZooKeeper();
 
   it('blockUntilConnected rejects with AUTHFAILED when the server refuses the credentials, and no state says connected', async () => {
     // ZooKeeper 3.8 refuses a scheme it has no provider for.
-    const client = clients.create({ connectString: server.connectString, authInfo: [{ scheme: 'no-such-scheme', auth: 'x' }] });
+    const client = zk.clients.create({ connectString: zk.server.connectString, authInfo: [{ scheme: 'no-such-scheme', auth: 'x' }] });
     const states = new StateRecorder(client);
     client.start();
     await expect(client.blockUntilConnected({ timeoutMs: timing(30_000) })).rejects.toMatchObject({ code: 'AUTHFAILED' });
@@ -38,8 +31,8 @@ describe('credentials', () => {
   });
 
   it('one refused scheme among accepted ones is a refusal too', async () => {
-    const client = clients.create({
-      connectString: server.connectString,
+    const client = zk.clients.create({
+      connectString: zk.server.connectString,
       authInfo: [
         { scheme: 'digest', auth: 'alice:secret' },
         { scheme: 'no-such-scheme', auth: 'x' },
@@ -52,11 +45,11 @@ describe('credentials', () => {
   it('with accepted credentials, blockUntilConnected resolves once, CONNECTED, and the credentials hold from the first request', async () => {
     const root = randomRoot('auth');
     const digest = createHash('sha1').update('alice:secret').digest('base64');
-    const admin = await clients.connect({ connectString: server.connectString });
+    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
     await admin.create(root, { data: 'for alice only' });
     await admin.setACL(root, [{ perms: Perms.ALL, scheme: 'digest', id: `alice:${digest}` }]);
 
-    const alice = clients.create({ connectString: server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
+    const alice = zk.clients.create({ connectString: zk.server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:secret' }] });
     const states = new StateRecorder(alice);
     alice.start();
     await alice.blockUntilConnected({ timeoutMs: timing(30_000) });
@@ -66,7 +59,7 @@ describe('credentials', () => {
   });
 
   it('util.inspect at any depth shows no digest password and no session password', async () => {
-    const client = await clients.connect({ connectString: server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:pw-0f5c1e' }] });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, authInfo: [{ scheme: 'digest', auth: 'alice:pw-0f5c1e' }] });
     // Hex, upper case from the native binding.
     const sessionPassword = client.getSessionCredentials().sessionPassword.toLowerCase();
     expect(sessionPassword).toMatch(/^[0-9a-f]{32}$/);
@@ -79,7 +72,7 @@ describe('credentials', () => {
     }
     // What is shown still says what the client is.
     const shown = inspect(client, { depth: Infinity });
-    expect(shown).toContain(server.connectString);
+    expect(shown).toContain(zk.server.connectString);
     expect(shown).toContain("scheme: 'digest'");
     expect(shown).toContain('[redacted]');
     expect(shown).toContain(`0x${client.sessionId.toString(16)}`);

@@ -1,6 +1,7 @@
-import { TestingServer, expireSession } from '../../src/testing';
+import { expireSession } from '../../src/testing';
 import { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from '../../src/watch';
-import { Clients, isWatching, randomRoot, timing } from '../helpers';
+import { isWatching, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 /** Collects a watch's values, and waits for one that matches. */
 class Values<T> {
@@ -34,20 +35,10 @@ class Values<T> {
 const text = (v: NodeData | null) => v?.data.toString();
 
 describe('NodeWatch and ChildrenWatch', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const watches: Array<{ close(): Promise<void> }> = [];
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(watches.splice(0).map((w) => w.close())) });
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(async () => {
-    await Promise.all(watches.splice(0).map((w) => w.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
-
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
 
   it('follows a node through changes, deletion and re-creation, hearing each new value once', async () => {
     const path = `${randomRoot('watch')}/node`;
@@ -71,7 +62,7 @@ describe('NodeWatch and ChildrenWatch', () => {
     await recreated;
     expect(values.seen.map(text)).toEqual(['one', 'two', undefined, 'three']);
     // One watch outstanding for this session, whatever happened.
-    expect(await isWatching(server, path, client.sessionId)).toBe(true);
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(true);
   });
 
   it('without `creation`, a missing node ends the watch, and a deleted one ends it after telling', async () => {
@@ -82,7 +73,7 @@ describe('NodeWatch and ChildrenWatch', () => {
     expect(await missing.start()).toBeNull();
     expect(missing.isClosed).toBe(true);
     // No exists watch left on the missing node: it would never fire.
-    expect(await isWatching(server, path, client.sessionId)).toBe(false);
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(false);
 
     await writer.create(path, { data: 'x', createParents: 'persistent' });
     const values = new Values<NodeData>();
@@ -137,9 +128,9 @@ describe('NodeWatch and ChildrenWatch', () => {
     const values = new Values<NodeData>();
     const watch = new NodeWatch(client, path, values.listener);
     await watch.start();
-    expect(await isWatching(server, path, client.sessionId)).toBe(true);
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(true);
     await watch.close();
-    expect(await isWatching(server, path, client.sessionId)).toBe(!client.supports('removeWatches'));
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(!client.supports('removeWatches'));
     // A later change reaches nobody: a second watcher that sees it proves the change was made.
     const other = new Values<NodeData>();
     const second = new NodeWatch(writer, path, other.listener);

@@ -1,7 +1,7 @@
 import { InterProcessReadWriteLock, LockTimeoutError, LockUpgradeError, type Lease } from '../../../recipes/locks';
 import { type ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { describeLockContract } from './lockContract';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -39,20 +39,14 @@ describeLockContract('InterProcessReadWriteLock.writeLock', {
 });
 
 describe('InterProcessReadWriteLock', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper();
   let path: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('rwlock')}/rw`;
   });
-  afterEach(() => clients.closeAll());
-  afterAll(() => server?.close());
 
-  const connect = () => clients.connect({ connectString: server.connectString });
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
   const rwlock = (client: ZkClient) => new InterProcessReadWriteLock(client, path);
   /** Waits until the lock has `n` nodes: a contender has queued. */
   const queued = (client: ZkClient, n: number) => eventually(`${n} lock nodes`, async () => (await childrenOf(client, path)).length === n);
@@ -185,7 +179,7 @@ describe('InterProcessReadWriteLock', () => {
     const outcome = await eventually('B to watch the downgraded read node, or to slip in', async () => {
       if (waiting.settled()) return 'B slipped in';
       // wchp: each watched path, then its watchers' session ids, one per tab-indented line.
-      const watches = (await server.fourLetterWord('wchp')).split('\n');
+      const watches = (await zk.server.fourLetterWord('wchp')).split('\n');
       const at = watches.indexOf(read.node);
       if (at < 0) return undefined;
       const watchers = watches.slice(at + 1);
