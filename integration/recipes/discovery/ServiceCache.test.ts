@@ -1,8 +1,9 @@
 import { ServiceCache, ServiceDiscovery, createServiceInstance, type ServiceInstance } from '../../../recipes/discovery';
 import { CacheTimeoutError } from '../../../recipes/cache';
 import { IllegalStateError, InvalidArgumentError, type ZkClient } from '../../../src';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { FaultProxy } from '../../../src/testing';
+import { StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const ids = (instances: readonly ServiceInstance[]) => instances.map((i) => i.id);
 
@@ -24,22 +25,13 @@ function changedTo(cache: ServiceCache, accept: (instances: ServiceInstance[]) =
 }
 
 describe('ServiceCache', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const discoveries: ServiceDiscovery[] = [];
   let base: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(discoveries.splice(0).map((d) => d.close())) });
   beforeEach(() => {
     base = `${randomRoot('discovery-cache')}/services`;
   });
-  afterEach(async () => {
-    await Promise.all(discoveries.splice(0).map((d) => d.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   const discovery = async (client: ZkClient) => {
     const d = new ServiceDiscovery(client, base);
@@ -49,8 +41,8 @@ describe('ServiceCache', () => {
   };
 
   it('loads the instances there, then hears each register, update and unregister, as events and as an iterator', async () => {
-    const registrant = await discovery(await clients.connect({ connectString: server.connectString }));
-    const reader = await discovery(await clients.connect({ connectString: server.connectString }));
+    const registrant = await discovery(await zk.clients.connect({ connectString: zk.server.connectString }));
+    const reader = await discovery(await zk.clients.connect({ connectString: zk.server.connectString }));
     await registrant.registerService(createServiceInstance({ name: 'api', id: 'b', port: 1 }));
     await registrant.registerService(createServiceInstance({ name: 'other', id: 'x' }));
     const cache = reader.serviceCache('api');
@@ -87,10 +79,10 @@ describe('ServiceCache', () => {
   });
 
   it('keeps its last list through SUSPENDED and LOST, and after a partition longer than the session reports only what changed', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
-    const cut = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const cut = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
     const states = new StateRecorder(cut);
-    const registrant = await discovery(await clients.connect({ connectString: server.connectString }));
+    const registrant = await discovery(await zk.clients.connect({ connectString: zk.server.connectString }));
     const reader = await discovery(cut);
     await registrant.registerService(createServiceInstance({ name: 'api', id: 'a' }));
     await registrant.registerService(createServiceInstance({ name: 'api', id: 'b' }));
@@ -122,25 +114,25 @@ describe('ServiceCache', () => {
   });
 
   it('the server restarts: the cache keeps its list meanwhile, and a DYNAMIC instance back in its new session is in it', async () => {
-    const registrantClient = await clients.connect({ connectString: server.connectString, sessionTimeoutMs: 4_000 });
+    const registrantClient = await zk.clients.connect({ connectString: zk.server.connectString, sessionTimeoutMs: 4_000 });
     const registrantStates = new StateRecorder(registrantClient);
     const registrant = await discovery(registrantClient);
-    const reader = await discovery(await clients.connect({ connectString: server.connectString }));
+    const reader = await discovery(await zk.clients.connect({ connectString: zk.server.connectString }));
     await registrant.registerService(createServiceInstance({ name: 'api', id: 'a', port: 1 }));
     const cache = reader.serviceCache('api');
     await cache.start({ timeoutMs: timing(20_000) });
     const oldSession = registrantClient.sessionId;
     const mark = registrantStates.mark();
-    await server.stop();
+    await zk.server.stop();
     try {
       await registrantStates.waitFor('LOST', mark);
       expect(ids(cache.getInstances())).toEqual(['a']);
     } finally {
-      await server.start();
+      await zk.server.start();
     }
     await registrantStates.waitFor('RECONNECTED', mark);
     // The old session's node goes (the server expires it), and the new session's comes.
-    const other = await discovery(await clients.connect({ connectString: server.connectString }));
+    const other = await discovery(await zk.clients.connect({ connectString: zk.server.connectString }));
     const withB = changedTo(cache, (l) => ids(l).join() === 'a,b', 'a and b');
     await other.registerService(createServiceInstance({ name: 'api', id: 'b' }));
     await withB;
@@ -150,7 +142,7 @@ describe('ServiceCache', () => {
   });
 
   it('refuses bad input before any I/O; start() is bounded by its timeout and closes the cache', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const d = await discovery(client);
     expect(() => d.serviceCache('a/b')).toThrow(InvalidArgumentError);
     const cache = d.serviceCache('api');
@@ -160,7 +152,7 @@ describe('ServiceCache', () => {
     await cache.start({ timeoutMs: timing(20_000) });
     await expect(cache.start()).rejects.toThrow(IllegalStateError);
 
-    await server.stop();
+    await zk.server.stop();
     try {
       const late = d.serviceCache('late');
       const started = Date.now();
@@ -169,14 +161,14 @@ describe('ServiceCache', () => {
       expect(Date.now() - started).toBeLessThan(timing(500) + timing(5_000));
       expect(await late.changes().next()).toEqual({ done: true, value: undefined });
     } finally {
-      await server.start();
+      await zk.server.start();
     }
     await d.close();
     expect(() => d.serviceCache('api')).toThrow(IllegalStateError);
   });
 
   it('leaves out a node that holds no instance, saying so, and serves the others', async () => {
-    const client = await clients.connect({ connectString: server.connectString });
+    const client = await zk.clients.connect({ connectString: zk.server.connectString });
     const d = await discovery(client);
     await d.registerService(createServiceInstance({ name: 'api', id: 'good' }));
     await client.create(`${base}/api/junk`, { data: 'not json' });

@@ -11,8 +11,9 @@ import {
   type ServiceProvider,
 } from '../../../recipes/discovery';
 import { InvalidArgumentError, type ZkClient } from '../../../src';
-import { TestingServer, expireSession } from '../../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { expireSession } from '../../../src/testing';
+import { StateRecorder, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const ids = (instances: readonly ServiceInstance[]) => instances.map((i) => i.id);
 
@@ -35,25 +36,16 @@ function cacheHolds(provider: ServiceProvider, accept: (ids: string[]) => boolea
 }
 
 describe('ServiceProvider', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   const discoveries: ServiceDiscovery[] = [];
   let base: string;
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(discoveries.splice(0).map((d) => d.close())) });
   beforeEach(() => {
     base = `${randomRoot('discovery-provider')}/services`;
   });
-  afterEach(async () => {
-    await Promise.all(discoveries.splice(0).map((d) => d.close()));
-    await clients.closeAll();
-  });
-  afterAll(() => server.close());
 
   const discovery = async (client?: ZkClient, options: ServiceDiscoveryOptions = {}) => {
-    const d = new ServiceDiscovery(client ?? (await clients.connect({ connectString: server.connectString })), base, options);
+    const d = new ServiceDiscovery(client ?? (await zk.clients.connect({ connectString: zk.server.connectString })), base, options);
     discoveries.push(d);
     await d.start();
     return d;
@@ -153,7 +145,7 @@ describe('ServiceProvider', () => {
   });
 
   it("a registered instance's session expires: the provider picks it again once it is back", async () => {
-    const expiring = await clients.connect({ connectString: server.connectString });
+    const expiring = await zk.clients.connect({ connectString: zk.server.connectString });
     const states = new StateRecorder(expiring);
     const registrant = await discovery(expiring);
     await registrant.registerService(createServiceInstance({ name: 'api', id: 'phoenix' }));

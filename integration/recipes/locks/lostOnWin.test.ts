@@ -1,6 +1,6 @@
 import { InterProcessMutex, InterProcessSemaphoreV2 } from '../../../recipes/locks';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { StateRecorder, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 /**
@@ -9,36 +9,22 @@ import { InstrumentedTransports } from '../../instrumentedTransports';
  * would work without the lock). The acquire lets the node go and tries again.
  */
 describe('a lock won as the connection drops is not handed out lost', () => {
-  let server: TestingServer;
-  let proxy: FaultProxy;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  beforeEach(async () => {
-    proxy = await FaultProxy.start(server.connectString);
-  });
-  afterEach(async () => {
-    await clients.closeAll();
-    await proxy.close();
-  });
-  afterAll(() => server.close());
+  const zk = useZooKeeper({ proxy: 'each' });
 
   /** Once the winning read has its answer, drops the connection, then lets the answer through and heals. */
   async function dropWhileHeld(held: { reached: Promise<void>; release(): void }, states: StateRecorder): Promise<void> {
     await held.reached;
     const mark = states.mark();
-    proxy.cut();
+    zk.proxy.cut();
     await states.waitFor('SUSPENDED', mark);
     held.release();
-    proxy.heal();
+    zk.proxy.heal();
   }
 
   it('InterProcessMutex', async () => {
     const path = `${randomRoot('dead')}/lock`;
     const traced = new InstrumentedTransports();
-    const client = await clients.connect({ connectString: proxy.connectString, transportFactory: traced.factory, sessionTimeoutMs: 20_000 });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, transportFactory: traced.factory, sessionTimeoutMs: 20_000 });
     const states = new StateRecorder(client);
     // The listing sent with the create proves the win.
     const held = traced.holdNext('getChildren', path);
@@ -54,7 +40,7 @@ describe('a lock won as the connection drops is not handed out lost', () => {
   it('InterProcessSemaphoreV2', async () => {
     const path = `${randomRoot('dead')}/semaphore`;
     const traced = new InstrumentedTransports();
-    const client = await clients.connect({ connectString: proxy.connectString, transportFactory: traced.factory, sessionTimeoutMs: 20_000 });
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, transportFactory: traced.factory, sessionTimeoutMs: 20_000 });
     const states = new StateRecorder(client);
     // The read of the lease node that makes the lease.
     const held = traced.holdNext('exists', (p) => p.startsWith(`${path}/leases/_c_`));

@@ -6,36 +6,22 @@
  */
 import { FrameScanner } from '../../../chaos/frames';
 import { DistributedQueue } from '../../../recipes/queue';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, TEST_TRANSPORT, eventually, randomRoot, timing } from '../../helpers';
+import { TEST_TRANSPORT, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { childrenOf } from './queueTesting';
 
 /** Opcodes of the writes a requeue can start with: create, create2, multi. */
 const FIRST_WRITES: ReadonlySet<number> = new Set([1, 15, 14]);
 
 describe('atomic requeue', () => {
-  let server: TestingServer;
-  let proxy: FaultProxy;
-  const clients = new Clients();
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  beforeEach(async () => {
-    proxy = await FaultProxy.start(server.connectString);
-  });
-  afterEach(async () => {
-    await clients.closeAll();
-    await proxy.close();
-  });
-  afterAll(() => server.close());
+  const zk = useZooKeeper({ proxy: 'each' });
 
   it('a consumer cut off right after its requeue reaches the server leaves the item in the queue once (protocol) or twice (native)', async () => {
     const root = randomRoot('requeue');
     const path = `${root}/q`;
     const locks = `${root}/locks`;
-    const admin = await clients.connect({ connectString: server.connectString });
-    const consumer = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
+    const consumer = await zk.clients.connect({ connectString: zk.proxy.connectString, sessionTimeoutMs: 4_000 });
     const producer = new DistributedQueue<string>(admin, path, { lockPath: locks });
     await producer.put('poison');
     const [original] = await childrenOf(admin, path);
@@ -46,7 +32,7 @@ describe('atomic requeue', () => {
     let fired = false;
     let firstWriteOp: number | undefined;
     const scanners = new Map<number, FrameScanner>();
-    proxy.intercept((chunk, { connection, direction }) => {
+    zk.proxy.intercept((chunk, { connection, direction }) => {
       if (fired) return 'drop';
       if (!armed || direction !== 'client->upstream') return 'forward';
       let scanner = scanners.get(connection);
