@@ -5,24 +5,18 @@
 import { InterProcessMutex } from '../../recipes/locks';
 import type { LocksReport } from '../../cli/locks';
 import type { ZkClient } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 import { cli, cliJson } from './cliTesting';
 
 describe('zk-recipes CLI with foreign nodes', () => {
-  let server: TestingServer;
+  const zk = useZooKeeper({ closeClients: 'file' });
   let client: ZkClient;
-  const clients = new Clients();
   let connect: string[];
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    client = await clients.connect({ connectString: server.connectString });
-    connect = ['--connect', server.connectString];
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server?.close();
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
+    connect = ['--connect', zk.server.connectString];
   });
 
   it('locks names the holder the mutex waits behind, a foreign `zzz-lock-0` among other children', async () => {

@@ -8,22 +8,16 @@ import { DistributedBarrier, DistributedDoubleBarrier } from '../../recipes/barr
 import { CuratorCache, NodeCache, PathChildrenCache } from '../../recipes/cache';
 import { GroupMember, PersistentNode, PersistentTtlNode } from '../../recipes/nodes';
 import type { ZkClient } from '../../src';
-import { TestingServer } from '../../src/testing';
-import { Clients, randomRoot, timing } from '../helpers';
+import { randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('already-aborted signals, across the atomic values, barriers, nodes and caches', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper({ closeClients: 'file' });
   let client: ZkClient;
   const root = randomRoot('aborted');
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    client = await clients.connect({ connectString: server.connectString });
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server.close();
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
   });
 
   const reason = new Error('aborted before the call');
