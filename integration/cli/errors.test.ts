@@ -1,8 +1,9 @@
 import { LeaderLatch } from '../../recipes/leader';
 import { ExitCode } from '../../cli/errors';
 import { Perms, type ZkClient } from '../../src';
-import { FaultProxy, TestingServer, freePorts } from '../../src/testing';
-import { Clients, eventually, randomRoot, timing } from '../helpers';
+import { FaultProxy, freePorts } from '../../src/testing';
+import { eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 import { cli, cliProcess } from './cliTesting';
 
 /** One line, ending in a newline, with no sign of a stack trace. */
@@ -12,28 +13,21 @@ function expectOneLine(stderr: string): void {
 }
 
 describe('zk-recipes CLI errors: one line on stderr and a documented exit code', () => {
-  let server: TestingServer;
   let client: ZkClient;
-  const clients = new Clients();
   let connect: string[];
   let root: string;
   let latch: LeaderLatch;
+  const zk = useZooKeeper({ closeClients: 'file', beforeClose: () => latch?.close() });
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    client = await clients.connect({ connectString: server.connectString });
-    connect = ['--connect', server.connectString];
+    client = await zk.clients.connect({ connectString: zk.server.connectString });
+    connect = ['--connect', zk.server.connectString];
     root = randomRoot('cli');
     await client.create(`${root}/plain/a`, { createParents: 'persistent' });
     await client.create(`${root}/plain/b`);
     latch = new LeaderLatch(client, `${root}/election`, { id: 'x' });
     latch.start();
     await eventually('the latch node', () => latch.ourPath !== undefined);
-  });
-  afterAll(async () => {
-    await latch?.close();
-    await clients.closeAll();
-    await server?.close();
   });
 
   it('bad command lines: exit 2, before connecting', async () => {
@@ -105,7 +99,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
   });
 
   it('an ensemble that accepts connections and never answers: exit 3 within --timeout-ms', async () => {
-    await using proxy = await FaultProxy.start(server.connectString);
+    await using proxy = await FaultProxy.start(zk.server.connectString);
     proxy.blackhole();
     const started = Date.now();
     const run = await cli(['tree', '/', '--connect', proxy.connectString, '--timeout-ms', '1000']);
