@@ -27,6 +27,11 @@ export interface ZooKeeperFixture {
   readonly connectString: string;
   /** A started, connected client of `connectString`, closed by the fixture. */
   connect(options?: Partial<ZkClientOptions>, waitMs?: number): Promise<ZkClient>;
+  /**
+   * Another FaultProxy in front of the server, for a test that needs one of its own or several.
+   * It is closed just after the clients, so that they can still say goodbye through it.
+   */
+  startProxy(): Promise<FaultProxy>;
 }
 
 /**
@@ -43,9 +48,11 @@ export function useZooKeeper(options: ZooKeeperFixtureOptions = {}): ZooKeeperFi
   const clients = new Clients();
   let server: TestingServer | undefined;
   let proxy: FaultProxy | undefined;
+  const ownProxies: FaultProxy[] = [];
   const closeClients = async () => {
     await options.beforeClose?.();
     await clients.closeAll();
+    await Promise.all(ownProxies.splice(0).map((p) => p.close()));
   };
 
   beforeAll(async () => {
@@ -81,6 +88,11 @@ export function useZooKeeper(options: ZooKeeperFixtureOptions = {}): ZooKeeperFi
       return options.proxy === undefined ? fixture.server.connectString : fixture.proxy.connectString;
     },
     connect: (clientOptions = {}, waitMs = timing(20_000)) => clients.connect({ connectString: fixture.connectString, ...clientOptions }, waitMs),
+    startProxy: async () => {
+      const started = await FaultProxy.start(fixture.server.connectString);
+      ownProxies.push(started);
+      return started;
+    },
   };
   return fixture;
 }
