@@ -1,33 +1,17 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ConnectionTimeoutError, type ConnectionStateErrorPolicy } from '../../src';
 import { InterProcessMutex } from '../../recipes/locks';
-import { FaultProxy, TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, randomRoot, timing } from '../helpers';
+import { StateRecorder, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 describe('client safety', () => {
-  let server: TestingServer;
-  const clients = new Clients();
-  const proxies: FaultProxy[] = [];
-
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
-  afterEach(async () => {
-    await clients.closeAll();
-    await Promise.all(proxies.splice(0).map((p) => p.close()));
-  });
-  afterAll(() => server.close());
-
-  async function proxied(): Promise<FaultProxy> {
-    const proxy = await FaultProxy.start(server.connectString);
-    proxies.push(proxy);
-    return proxy;
-  }
+  const zk = useZooKeeper();
+  const proxied = () => zk.startProxy();
 
   it('blockUntilConnected to an address nobody answers rejects in time, saying where, why and how long', async () => {
     const proxy = await proxied();
     proxy.cut();
-    const client = clients.create({ connectString: proxy.connectString });
+    const client = zk.clients.create({ connectString: proxy.connectString });
     client.start();
     const started = performance.now();
     const err = await client.blockUntilConnected({ timeoutMs: 1_000 }).catch((e: unknown) => e);
@@ -38,7 +22,7 @@ describe('client safety', () => {
 
   it('closing clients whose server does not answer does not block the event loop', async () => {
     const proxy = await proxied();
-    const closing = await Promise.all([1, 2, 3].map(() => clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 })));
+    const closing = await Promise.all([1, 2, 3].map(() => zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 10_000 })));
     proxy.blackhole();
     const delay = monitorEventLoopDelay({ resolution: 5 });
     delay.enable();
@@ -58,8 +42,8 @@ describe('client safety', () => {
     async (policy) => {
       const path = `${randomRoot('partition')}/lock`;
       const proxy = await proxied();
-      const holderClient = await clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000, connectionStateErrorPolicy: policy });
-      const waiterClient = await clients.connect({ connectString: server.connectString });
+      const holderClient = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 4_000, connectionStateErrorPolicy: policy });
+      const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
       const states = new StateRecorder(holderClient);
       const mark = states.mark();
       const held = await new InterProcessMutex(holderClient, path).acquire();

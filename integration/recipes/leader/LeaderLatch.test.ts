@@ -2,8 +2,9 @@ import { LeaderLatch, LeaderLatchClosedError, LeaderTimeoutError } from '../../.
 import { sequenceOf, sortLockNodes } from '../../../recipes/locks';
 import { once } from 'node:events';
 import { InvalidArgumentError, MAX_DATA_BYTES, TimeoutError, type ZkClient } from '../../../src';
-import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
+import { expireSession } from '../../../src/testing';
 import { Clients, StateRecorder, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 import { LeadershipLog } from './leaderHelpers';
 
@@ -18,20 +19,14 @@ async function startInOrder(latches: LeaderLatch[]): Promise<void> {
 }
 
 describe('LeaderLatch', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let path: string;
   const latches: LeaderLatch[] = [];
-  const proxies: FaultProxy[] = [];
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(latches.splice(0).map((l) => l.close())) });
   /** A proxy closed after the latches and clients of the test, so that they can still clean up through it. */
-  const proxy = async (): Promise<FaultProxy> => {
-    const p = await FaultProxy.start(server.connectString);
-    proxies.push(p);
-    return p;
-  };
+  const proxy = () => zk.startProxy();
 
   const connect = (extra: Partial<Parameters<Clients['connect']>[0]> = {}): Promise<ZkClient> =>
-    clients.connect({ connectString: server.connectString, ...extra });
+    zk.clients.connect({ connectString: zk.server.connectString, ...extra });
   const latch = (client: ZkClient, id: string, options: ConstructorParameters<typeof LeaderLatch>[2] = {}): LeaderLatch => {
     // notifyLeader, so that a LeadershipLog sees every leadership end.
     const l = new LeaderLatch(client, path, { id, closeMode: 'notifyLeader', ...options });
@@ -39,18 +34,9 @@ describe('LeaderLatch', () => {
     return l;
   };
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     path = `${randomRoot('latch')}/leader`;
   });
-  afterEach(async () => {
-    await Promise.all(latches.splice(0).map((l) => l.close()));
-    await clients.closeAll();
-    await Promise.all(proxies.splice(0).map((p) => p.close()));
-  });
-  afterAll(() => server.close());
 
   it("writes Curator's layout: a protected EPHEMERAL_SEQUENTIAL latch- node holding the id; reports leader and participants", async () => {
     const client = await connect();
@@ -177,7 +163,7 @@ describe('LeaderLatch', () => {
     // A persistent parent whose counter is past 0, so that a node can be named to sort before ours.
     await admin.create(`${path}/dummy`, { createParents: 'persistent' });
     await admin.delete(`${path}/dummy`);
-    const client = await clients.connect({
+    const client = await zk.clients.connect({
       connectString: faults.connectString,
       connectionStateErrorPolicy: 'session',
       transportFactory: traced.factory,
@@ -341,7 +327,7 @@ describe('LeaderLatch', () => {
 
   it('RECONNECTED with the same session keeps the node; after LOST the latch joins with a new node in its new session', async () => {
     const faults = await proxy();
-    const client = await clients.connect({ connectString: faults.connectString });
+    const client = await zk.clients.connect({ connectString: faults.connectString });
     const states = new StateRecorder(client);
     const l = latch(client, 'l');
     const log = new LeadershipLog();
@@ -433,13 +419,13 @@ describe('LeaderLatch', () => {
   });
 
   it('starting before the server is up works once it comes up', async () => {
-    await server.stop();
-    const client = clients.create({ connectString: server.connectString });
+    await zk.server.stop();
+    const client = zk.clients.create({ connectString: zk.server.connectString });
     client.start();
     const l = latch(client, 'early');
     l.start();
     const leading = l.await({ timeoutMs: timing(60_000) });
-    await server.start();
+    await zk.server.start();
     await leading;
     expect((await client.getData(l.ourPath as string)).data.toString()).toBe('early');
   });
