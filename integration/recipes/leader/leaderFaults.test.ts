@@ -1,8 +1,8 @@
 import { LeaderLatch, LeaderSelector } from '../../../recipes/leader';
 import { LockLostError } from '../../../recipes/locks';
 import type { ConnectionState, ConnectionStateErrorPolicy, ZkClient, ZkClientOptions } from '../../../src';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, StateRecorder, aborted, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { StateRecorder, aborted, childrenOf, eventually, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { LeadershipLog } from './leaderHelpers';
 
 /**
@@ -14,18 +14,12 @@ import { LeadershipLog } from './leaderHelpers';
 const SHORT_SESSION_MS = 4_000;
 
 describe('leader election under faults', () => {
-  let server: TestingServer;
-  const clients = new Clients();
   let root: string;
   const closers: Array<() => Promise<void>> = [];
-  const proxies: FaultProxy[] = [];
+  const zk = useZooKeeper({ beforeClose: () => Promise.all(closers.splice(0).map((c) => c())) });
 
-  const connect = (extra: Partial<ZkClientOptions> = {}): Promise<ZkClient> => clients.connect({ connectString: server.connectString, ...extra });
-  const proxy = async (): Promise<FaultProxy> => {
-    const p = await FaultProxy.start(server.connectString);
-    proxies.push(p);
-    return p;
-  };
+  const connect = (extra: Partial<ZkClientOptions> = {}): Promise<ZkClient> => zk.clients.connect({ connectString: zk.server.connectString, ...extra });
+  const proxy = () => zk.startProxy();
   const latch = (client: ZkClient, id: string, log: LeadershipLog, path = `${root}/latch`): LeaderLatch => {
     const l = new LeaderLatch(client, path, { id, closeMode: 'notifyLeader' });
     log.trackLatch(id, l);
@@ -39,22 +33,13 @@ describe('leader election under faults', () => {
     return { selector: s, task };
   };
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(() => {
     root = randomRoot('leaderfaults');
   });
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((c) => c()));
-    await clients.closeAll();
-    await Promise.all(proxies.splice(0).map((p) => p.close()));
-  });
-  afterAll(() => server.close());
 
   it("'standard' policy: a partitioned leader gives up on SUSPENDED, before anyone else can lead; after the heal there is exactly one leader", async () => {
     const faults = await proxy();
-    const aClient = await clients.connect({ connectString: faults.connectString, sessionTimeoutMs: SHORT_SESSION_MS });
+    const aClient = await zk.clients.connect({ connectString: faults.connectString, sessionTimeoutMs: SHORT_SESSION_MS });
     const bClient = await connect();
     const states = new StateRecorder(aClient);
     const latches = new LeadershipLog();
@@ -100,7 +85,7 @@ describe('leader election under faults', () => {
 
   it.each(['standard', 'session'] as const)("'%s' policy: LOST always means notLeader (and a LockLostError for the selector)", async (policy: ConnectionStateErrorPolicy) => {
     const faults = await proxy();
-    const aClient = await clients.connect({ connectString: faults.connectString, sessionTimeoutMs: SHORT_SESSION_MS, connectionStateErrorPolicy: policy });
+    const aClient = await zk.clients.connect({ connectString: faults.connectString, sessionTimeoutMs: SHORT_SESSION_MS, connectionStateErrorPolicy: policy });
     const bClient = await connect();
     const states = new StateRecorder(aClient);
     const latches = new LeadershipLog();
@@ -156,9 +141,9 @@ describe('leader election under faults', () => {
 
       const mark = states.mark();
       const events = log.mark();
-      await server.stop();
+      await zk.server.stop();
       await states.waitFor('SUSPENDED', mark);
-      await server.start();
+      await zk.server.start();
       await states.waitFor('RECONNECTED', mark);
       await eventually('exactly one leader among the ten', () => all.filter((l) => l.hasLeadership).length === 1 && log.leaders().length === 1);
       // The same leader, same session: 'standard' gave leadership up and took it back, 'session' kept it.
