@@ -1,30 +1,23 @@
 import type { ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { queueWaiters, settledHeap } from './waiterQueue';
 
 // On the protocol transport only: on the native binding a waiter's heap still grows with the
 // queue, for reasons of the binding's own (its pending calls), not the listing.
 describe('InterProcessMutex on the protocol transport: the heap of a waiting waiter', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper({ closeClients: 'file' });
   let sessions: ZkClient[];
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    sessions = await Promise.all([0, 1].map(() => clients.connect({ connectString: server.connectString })));
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server.close();
+    sessions = await Promise.all([0, 1].map(() => zk.clients.connect({ connectString: zk.server.connectString })));
   });
 
   it('stays near 10 kB per waiter in a queue of 1000', async () => {
     // Loads and compiles every path a wait takes, optimized code included, so that what grows
     // below is the waiters'.
-    await (await queueWaiters(server, sessions, 1000)).drain();
+    await (await queueWaiters(zk.server, sessions, 1000)).drain();
     const before = await settledHeap();
-    const { drain } = await queueWaiters(server, sessions, 1000);
+    const { drain } = await queueWaiters(zk.server, sessions, 1000);
     const perWaiter = ((await settledHeap()) - before) / 1000;
     await drain();
     // When each waiter kept its own listing, a waiter cost 58 kB in a queue of 1000 (14 kB in one

@@ -1,18 +1,15 @@
 import type { ZkClient } from '../../../src';
-import { TestingServer } from '../../../src/testing';
-import { Clients } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 import { queueWaiters, settledHeap } from './waiterQueue';
 
 describe('InterProcessMutex: what a waiting waiter keeps', () => {
-  let server: TestingServer;
-  const clients = new Clients();
+  const zk = useZooKeeper({ closeClients: 'file' });
   let sessions: ZkClient[];
   /** Every listing the lock core received, held weakly. */
   const listings: Array<WeakRef<string[]>> = [];
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    sessions = await Promise.all([0, 1].map(() => clients.connect({ connectString: server.connectString })));
+    sessions = await Promise.all([0, 1].map(() => zk.clients.connect({ connectString: zk.server.connectString })));
     // Wrapped by hand: a jest mock would keep every result, and the listings with them.
     for (const s of sessions) {
       const createAndList = s.createAndListParent.bind(s);
@@ -29,13 +26,9 @@ describe('InterProcessMutex: what a waiting waiter keeps', () => {
       };
     }
   });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server.close();
-  });
 
   it('keeps no listing while it waits', async () => {
-    const { drain } = await queueWaiters(server, sessions, 50);
+    const { drain } = await queueWaiters(zk.server, sessions, 50);
     await settledHeap();
     const kept = listings.filter((l) => l.deref() !== undefined).length;
     await drain();
