@@ -4,7 +4,8 @@ import type { LocksReport } from '../../cli/locks';
 import type { QueueReport } from '../../cli/queue';
 import type { ZkClient } from '../../src';
 import { TestingServer, freePorts } from '../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 import { Lines, cli, spawnCli, type CliRun } from './cliTesting';
 
 /** The JSON lines a watch printed that are reports (not notes or errors). */
@@ -36,21 +37,15 @@ async function watchWhile(argv: readonly string[], body: (out: Lines) => Promise
 }
 
 describe('zk-recipes watch: live views on ZooKeeper watches', () => {
-  let server: TestingServer;
+  const zk = useZooKeeper({ closeClients: 'file' });
   let a: ZkClient;
   let b: ZkClient;
-  const clients = new Clients();
   let connect: string[];
 
   beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-    a = await clients.connect({ connectString: server.connectString });
-    b = await clients.connect({ connectString: server.connectString });
-    connect = ['--connect', server.connectString];
-  });
-  afterAll(async () => {
-    await clients.closeAll();
-    await server?.close();
+    a = await zk.clients.connect({ connectString: zk.server.connectString });
+    b = await zk.clients.connect({ connectString: zk.server.connectString });
+    connect = ['--connect', zk.server.connectString];
   });
 
   it('--json: one line per change of a lock, through its node going away and coming back', async () => {
@@ -64,7 +59,7 @@ describe('zk-recipes watch: live views on ZooKeeper watches', () => {
 
       // The view's session watches what it read; the server lists data watches (wchp), so look at the holder's node.
       const known = [a.sessionId, b.sessionId].map((id) => `0x${id.toString(16)}`);
-      await eventually('a watch by the CLI on the holder', async () => (await watchersOf(server, first.holders[0].path)).some((s) => !known.includes(s)));
+      await eventually('a watch by the CLI on the holder', async () => (await watchersOf(zk.server, first.holders[0].path)).some((s) => !known.includes(s)));
 
       const waiting = new InterProcessMutex(b, path, { data: 'b' }).acquire({ timeoutMs: timing(20_000) });
       let mark = out.lines.length;
@@ -114,7 +109,7 @@ describe('zk-recipes watch: live views on ZooKeeper watches', () => {
       ['watch', 'queue', path, ...connect],
       async (out) => {
         await out.waitFor((l) => l.includes('depth 1'));
-        expect(out.text).toContain(`\x1b[H\x1b[2Jzk-recipes watch queue ${path}  (${server.connectString}; Ctrl-C to stop)\n\n${path}  DistributedQueue (fifo): depth 1`);
+        expect(out.text).toContain(`\x1b[H\x1b[2Jzk-recipes watch queue ${path}  (${zk.server.connectString}; Ctrl-C to stop)\n\n${path}  DistributedQueue (fifo): depth 1`);
       },
       { tty: true },
     );
@@ -149,9 +144,9 @@ describe('zk-recipes watch: live views on ZooKeeper watches', () => {
     const run = await watchWhile(['watch', 'queue', path, ...connect, '--json'], async (out) => {
       await out.waitFor((l) => l.includes('"depth":1'));
       let mark = out.lines.length;
-      await server.stop();
+      await zk.server.stop();
       await out.waitFor((l) => l.includes('"note":"connection lost'), mark);
-      await server.start();
+      await zk.server.start();
       await a.blockUntilConnected({ timeoutMs: timing(20_000) });
       mark = out.lines.length;
       await a.create(`${path}/queue-`, { mode: 'PERSISTENT_SEQUENTIAL' });
