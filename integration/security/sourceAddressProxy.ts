@@ -13,7 +13,8 @@ export class SourceAddressProxy {
     readonly connectString: string,
   ) {}
 
-  static async start(upstream: { host: string; port: number }, sourceAddress: string): Promise<SourceAddressProxy> {
+  /** Listens on `listenPort` (default: a free one). */
+  static async start(upstream: { host: string; port: number }, sourceAddress: string, listenPort = 0): Promise<SourceAddressProxy> {
     const sockets = new Set<net.Socket>();
     const server = net.createServer((client) => {
       const up = net.connect({ host: upstream.host, port: upstream.port, localAddress: sourceAddress });
@@ -30,7 +31,7 @@ export class SourceAddressProxy {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(listenPort, '127.0.0.1', () => resolve());
     });
     return new SourceAddressProxy(server, sockets, `127.0.0.1:${(server.address() as net.AddressInfo).port}`);
   }
