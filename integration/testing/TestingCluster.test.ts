@@ -52,7 +52,9 @@ describe('TestingCluster', () => {
     follower.pause();
     await cluster.waitForLeader();
     const root = randomRoot();
-    await client.create(root);
+    // ensurePath, not create: if the client was on the paused follower, its create may have gone
+    // in with the reply lost, and a retried create would find the node (NODEEXISTS).
+    await client.ensurePath(root);
     follower.resume();
     await follower.restart();
     expect(['leader', 'follower']).toContain(await follower.mode());
