@@ -8,38 +8,28 @@
 import { countRequests, loseNext } from '../../chaos/frames';
 import { TransactionOutcomeUnknownError, type ZkClient } from '../../src';
 import { RetryNTimes } from '../../src/retry';
-import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { expireSession } from '../../src/testing';
+import { childrenOf, eventually, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
 
 const MULTI = 14;
 const EXISTS = 3;
 const SYNC = 9;
 
 describe('a transaction committed with a marker, across lost replies', () => {
-  let server: TestingServer;
-  let proxy: FaultProxy;
+  const zk = useZooKeeper({ proxy: 'each' });
   let admin: ZkClient;
-  const clients = new Clients();
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(async () => {
-    proxy = await FaultProxy.start(server.connectString);
-    admin = await clients.connect({ connectString: server.connectString });
+    admin = await zk.clients.connect({ connectString: zk.server.connectString });
   });
-  afterEach(async () => {
-    await clients.closeAll();
-    await proxy.close();
-  });
-  afterAll(() => server.close());
 
   /** A client behind the proxy whose requests are counted; counting goes first, so it sees what the faults then drop. */
   async function behindProxy(options: { retries?: number; sessionTimeoutMs?: number } = {}): Promise<{ client: ZkClient; count(op: number): number }> {
     const counter = countRequests();
-    proxy.intercept(counter.interceptor);
-    const client = await clients.connect({
-      connectString: proxy.connectString,
+    zk.proxy.intercept(counter.interceptor);
+    const client = await zk.clients.connect({
+      connectString: zk.proxy.connectString,
       sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
       retryPolicy: new RetryNTimes({ n: options.retries ?? 10, sleepMsBetweenRetries: 100 }),
     });
@@ -52,7 +42,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`);
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
 
     const results = await client
       .transaction()
@@ -79,7 +69,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`);
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
     const results = await client.transaction().create(`${root}/a`).setData(`${root}/x`, 'v1', { version: 0 }).commit({ markerParent: `${root}/markers` });
     expect(lost).toHaveLength(1);
     expect(results).toMatchObject([
@@ -95,7 +85,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`);
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(loseNext(new Set([MULTI]), 'request', (l) => lost.push(l.xid)));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'request', (l) => lost.push(l.xid)));
     const results = await client.transaction().create(`${root}/seq-`, { mode: 'PERSISTENT_SEQUENTIAL' }).setData(`${root}/x`, 'v1').commit({ markerParent: `${root}/markers` });
     expect(lost).toHaveLength(1);
     const onServer = (await childrenOf(admin, root)).filter((n) => n.startsWith('seq-'));
@@ -125,7 +115,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     const root = randomRoot('txn');
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
     const { client, count } = await behindProxy({ retries: 3 });
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', () => proxy.intercept(loseNext(new Set([SYNC, EXISTS]), 'request', () => undefined, 1_000))));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', () => zk.proxy.intercept(loseNext(new Set([SYNC, EXISTS]), 'request', () => undefined, 1_000))));
     const err = await client
       .transaction()
       .create(`${root}/a`)
@@ -143,7 +133,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     const root = randomRoot('txn');
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
     const { client, count } = await behindProxy();
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', () => proxy.blackhole()));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', () => zk.proxy.blackhole()));
     const timeoutMs = timing(2_000);
     const started = Date.now();
     const err = await client
@@ -154,7 +144,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     const tookMs = Date.now() - started;
     expect(err).toMatchObject({ code: 'OUTCOME_UNKNOWN', applied: undefined, cause: { code: 'TIMEOUT' } });
     expect(tookMs).toBeLessThan(timeoutMs + timing(5_000));
-    proxy.heal();
+    zk.proxy.heal();
     await client.blockUntilConnected({ timeoutMs: timing(20_000) });
     expect(count(MULTI)).toBe(1);
     expect(await admin.exists(`${root}/a`)).not.toBeNull();
@@ -165,9 +155,9 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
     const { client, count } = await behindProxy();
     const controller = new AbortController();
-    proxy.intercept(
+    zk.proxy.intercept(
       loseNext(new Set([MULTI]), 'reply', () => {
-        proxy.blackhole();
+        zk.proxy.blackhole();
         setImmediate(() => controller.abort(new Error('given up')));
       }),
     );
@@ -177,7 +167,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
       .commit({ markerParent: `${root}/markers`, signal: controller.signal })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'OUTCOME_UNKNOWN', applied: undefined, cause: { message: 'given up' } });
-    proxy.heal();
+    zk.proxy.heal();
     await client.blockUntilConnected({ timeoutMs: timing(20_000) });
     expect(count(MULTI)).toBe(1);
   });
@@ -187,9 +177,9 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(
+    zk.proxy.intercept(
       loseNext(new Set([MULTI]), 'reply', (l) => {
-        proxy.blackhole();
+        zk.proxy.blackhole();
         lost.push(l.xid);
       }),
     );
@@ -200,8 +190,8 @@ describe('a transaction committed with a marker, across lost replies', () => {
       .commit({ markerParent: `${root}/markers` })
       .catch((e: unknown) => e);
     await eventually('the reply to be lost', () => lost.length === 1);
-    await expireSession(credentials, { connectString: server.connectString });
-    proxy.heal();
+    await expireSession(credentials, { connectString: zk.server.connectString });
+    zk.proxy.heal();
     const err = await commit;
     expect(err).toMatchObject({ code: 'OUTCOME_UNKNOWN', applied: undefined, results: [undefined] });
     expect(count(MULTI)).toBe(1);
@@ -213,9 +203,9 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(
+    zk.proxy.intercept(
       loseNext(new Set([MULTI]), 'reply', (l) => {
-        proxy.blackhole();
+        zk.proxy.blackhole();
         lost.push(l.xid);
       }),
     );
@@ -228,7 +218,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await eventually('the reply to be lost', () => lost.length === 1);
     const [made] = (await childrenOf(admin, root)).filter((n) => n.startsWith('seq-'));
     await admin.delete(`${root}/${made}`);
-    proxy.heal();
+    zk.proxy.heal();
     const err = await commit;
     expect(err).toBeInstanceOf(TransactionOutcomeUnknownError);
     expect(err).toMatchObject({ applied: true, results: [undefined, { type: 'create', path: `${root}/plain` }] });

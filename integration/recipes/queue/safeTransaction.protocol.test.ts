@@ -8,35 +8,24 @@ import { countRequests, loseNext } from '../../../chaos/frames';
 import { DistributedIdQueue, DistributedQueue } from '../../../recipes/queue';
 import type { ZkClient } from '../../../src';
 import { RetryNTimes } from '../../../src/retry';
-import { FaultProxy, TestingServer } from '../../../src/testing';
-import { Clients, childrenOf, eventually, randomRoot } from '../../helpers';
+import { childrenOf, eventually, randomRoot } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
 
 const MULTI = 14;
 
 describe('queue transactions across lost replies', () => {
-  let server: TestingServer;
-  let proxy: FaultProxy;
+  const zk = useZooKeeper({ proxy: 'each' });
   let admin: ZkClient;
-  const clients = new Clients();
 
-  beforeAll(async () => {
-    server = await TestingServer.start({ forceSync: false });
-  });
   beforeEach(async () => {
-    proxy = await FaultProxy.start(server.connectString);
-    admin = await clients.connect({ connectString: server.connectString });
+    admin = await zk.clients.connect({ connectString: zk.server.connectString });
   });
-  afterEach(async () => {
-    await clients.closeAll();
-    await proxy.close();
-  });
-  afterAll(() => server.close());
 
   /** A client behind the proxy whose requests are counted; counting goes first, so it sees what the faults then drop. */
   async function behindProxy(): Promise<{ client: ZkClient; count(op: number): number }> {
     const counter = countRequests();
-    proxy.intercept(counter.interceptor);
-    const client = await clients.connect({ connectString: proxy.connectString, retryPolicy: new RetryNTimes({ n: 10, sleepMsBetweenRetries: 100 }) });
+    zk.proxy.intercept(counter.interceptor);
+    const client = await zk.clients.connect({ connectString: zk.proxy.connectString, retryPolicy: new RetryNTimes({ n: 10, sleepMsBetweenRetries: 100 }) });
     return { client, count: counter.count };
   }
 
@@ -47,7 +36,7 @@ describe('queue transactions across lost replies', () => {
     const { client, count } = await behindProxy();
     const remover = new DistributedIdQueue<string>(client, `${root}/q`, { lockPath: `${root}/locks` });
     const lost: number[] = [];
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid)));
     expect(await remover.remove('id-1')).toBe(1);
     expect(lost).toHaveLength(1);
     expect(count(MULTI)).toBe(1);
@@ -65,7 +54,7 @@ describe('queue transactions across lost replies', () => {
     await producer.put('work');
     const { client, count } = await behindProxy();
     const lost: number[] = [];
-    proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid), 2));
+    zk.proxy.intercept(loseNext(new Set([MULTI]), 'reply', (l) => lost.push(l.xid), 2));
     const seen: string[] = [];
     const consumer = new DistributedQueue<string>(client, path, { lockPath: locks, onError: () => undefined });
     consumer.start((item) => {
