@@ -61,16 +61,18 @@ const CASES: Record<string, Case> = {
   },
   'InterProcessSemaphoreV2 (leases and locks)': {
     present: ['/sem', '/sem/leases', '/sem/locks'],
-    more: 2,
+    more: 3,
     async make(owner, track) {
       const [held] = await new InterProcessSemaphoreV2(owner, '/sem', { maxLeases: 1 }).acquire(wait);
       track(() => held.release());
-      // A second acquirer waits for a lease holding the semaphore's internal lock: its node under `locks` stays.
+      // A second acquirer waits for a lease holding the semaphore's internal lock: its node under `locks`
+      // stays, and so does the lease node it makes next (as Curator's does) while it waits.
       const stop = new AbortController();
       const waiting = new InterProcessSemaphoreV2(owner, '/sem', { maxLeases: 1 }).acquire({ signal: stop.signal });
       waiting.catch(() => undefined);
       track(() => stop.abort());
-      await eventually('the waiting lock node', async () => (await owner.getChildren('/sem/locks').catch(() => [])).length > 0);
+      const count = async (path: string) => (await owner.getChildren(path).catch(() => [])).length;
+      await eventually('the waiting lock node and lease node', async () => (await count('/sem/locks')) > 0 && (await count('/sem/leases')) > 1);
     },
   },
   LeaderLatch: {
