@@ -27,10 +27,14 @@ function spawnNode(label: string, script: string, args: readonly string[]): Chil
   });
 }
 
+/** How long a helper may take to start (compile and load) before it prints its first line. */
+const HELPER_STARTUP_MS = 120_000;
+
 /**
  * Runs a helper to its end: its first and (when there are two or more) last stdout lines parsed as
  * JSON, and how it exited. A helper that crashes (the native client can abort its process) takes
- * only itself down.
+ * only itself down. `timeoutMs` counts from the helper's first line: its start-up, slow on a loaded
+ * machine, has a bound of its own.
  */
 export function runHelper(
   script: string,
@@ -41,10 +45,17 @@ export function runHelper(
   live.add(child);
   let stdout = '';
   let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const kill = () => child.kill('SIGKILL');
+  let timer = setTimeout(kill, HELPER_STARTUP_MS);
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    if (stdout === '') {
+      clearTimeout(timer);
+      timer = setTimeout(kill, timeoutMs);
+    }
+    stdout += chunk;
+  });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
   child.stdin?.on('error', () => undefined);
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   return new Promise((resolve) => {
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
