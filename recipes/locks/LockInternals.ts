@@ -293,6 +293,13 @@ export class LockInternals {
         if (before === undefined) return 'vanished';
         const decision = this.driver.decide(before, ourName);
         if (decision.holds) {
+          if (!this.client.isConnectionTrusted && this.client.isConnected) {
+            // This process stalled since what settled the win was read (see isConnectionTrusted):
+            // the node ahead may have gone with a session that outlived ours. A listing in our
+            // session, sent now, is answered only if our session still stands.
+            listing = await this.list(session, scope);
+            continue;
+          }
           if (tokenFromOwnNode) {
             if (own?.gone) return 'vanished';
             if (ownCzxid === undefined) {

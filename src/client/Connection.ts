@@ -50,6 +50,8 @@ export class Connection {
   private everConnected = false;
   private cancelLost: (() => void) | undefined;
   private releaseStallDetector: (() => void) | undefined;
+  /** When the latest request that the server answered was sent: proof that the session lived then. */
+  private answeredSentAt = -Infinity;
   private fatal: ZkError | undefined;
   private readonly waiters = new Set<() => void>();
 
@@ -114,14 +116,24 @@ export class Connection {
 
   /**
    * Whether what the connection says now can be trusted: connected, and this process has not
-   * stalled (paused, or its event loop blocked) for a third of the session timeout or more since
-   * it last ran. After such a stall, replies and events the server sent before it expired the
-   * session are read before the client can notice the expiry.
+   * stalled (paused, or its event loop blocked) for a third of the session timeout or more, or
+   * has since had an answer to a request sent after that stall. After such a stall, replies and
+   * events the server sent before it expired the session are read before the client can notice
+   * the expiry, and they may be acted on long after the event loop runs again (as they wake
+   * recipes one after another): only an answer to a request sent after the stall shows that the
+   * session outlived it.
    */
   get isTrusted(): boolean {
     if (!this.connected) return false;
-    const timeoutMs = this.transport?.negotiatedSessionTimeoutMs || this.options.sessionTimeoutMs;
-    return stallDetector.stalledMs < timeoutMs / 3;
+    const limitMs = (this.transport?.negotiatedSessionTimeoutMs || this.options.sessionTimeoutMs) / 3;
+    if (stallDetector.stalledMs >= limitMs) return false;
+    const stallEndedAt = stallDetector.lastStallEndedAt(limitMs);
+    return stallEndedAt === undefined || this.answeredSentAt > stallEndedAt;
+  }
+
+  /** The server answered a request sent at `sentAt` (the monotonic clock of `now()`). */
+  answered(sentAt: number): void {
+    if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
   }
 
   /** Throws when no operation can run: not started, closed, or refused by the server for good. */

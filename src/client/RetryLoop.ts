@@ -69,7 +69,10 @@ export class RetryLoop {
         }
         t = live.transport;
         if (session !== undefined && live.session !== session) throw sessionLost(session, path);
-        return await fn(live.transport, attempt, live.session);
+        const sentAt = now();
+        const result = await fn(live.transport, attempt, live.session);
+        this.connection.answered(sentAt);
+        return result;
       } catch (caught) {
         if (t !== undefined && isZkError(caught, 'SESSIONEXPIRED')) this.connection.sessionExpiredOn(t);
         const err = this.translate(caught, t, path);

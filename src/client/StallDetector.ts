@@ -2,6 +2,8 @@ import { now } from '../util/timers';
 
 /** How often the detector's timer runs. */
 const TICK_MS = 100;
+/** How many past stalls it keeps (each longer than the ones after it): far more than the sizes that matter. */
+const MAX_STALLS = 32;
 
 /**
  * Tells how long this process's event loop went without running, as a paused process (SIGSTOP, a
@@ -21,12 +23,18 @@ class StallDetector {
   private lastTick = now();
   private timer: NodeJS.Timeout | undefined;
   private users = 0;
+  /**
+   * The stalls seen, as { endedAt, ms }, oldest first, each longer than every later one: a stall
+   * at least as long as an older one and later answers every question the older one would.
+   */
+  private stalls: Array<{ endedAt: number; ms: number }> = [];
 
   /** Starts the timer for one more user. Returns the function that lets go of it. */
   use(): () => void {
     if (this.users++ === 0) {
       this.lastTick = now();
-      this.timer = setInterval(() => (this.lastTick = now()), TICK_MS);
+      this.stalls = [];
+      this.timer = setInterval(() => this.tick(), TICK_MS);
       // It must never keep a process alive.
       this.timer.unref();
     }
@@ -39,6 +47,26 @@ class StallDetector {
         this.timer = undefined;
       }
     };
+  }
+
+  private tick(): void {
+    const at = now();
+    const ms = at - this.lastTick - TICK_MS;
+    this.lastTick = at;
+    if (ms < TICK_MS) return;
+    while (this.stalls.length > 0 && this.stalls[this.stalls.length - 1].ms <= ms) this.stalls.pop();
+    this.stalls.push({ endedAt: at, ms });
+    if (this.stalls.length > MAX_STALLS) this.stalls.shift();
+  }
+
+  /**
+   * When the last stall of `minMs` or more ended (seen by the timer's first run after it, so at
+   * or after its true end), or undefined if there was none since the detector started. A stall
+   * still going on is `stalledMs`.
+   */
+  lastStallEndedAt(minMs: number): number | undefined {
+    for (let i = this.stalls.length - 1; i >= 0; i--) if (this.stalls[i].ms >= minMs) return this.stalls[i].endedAt;
+    return undefined;
   }
 
   /** How long the event loop has gone without running the timer, beyond its period (0 when it runs on time, or while nobody uses it). */

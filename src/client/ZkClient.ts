@@ -158,9 +158,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /**
    * Whether the connection can be trusted now: connected, and this process has not stalled (a
-   * SIGSTOP, a long GC pause, a blocked event loop) for a third of the session timeout or more
-   * since its event loop last ran. After such a stall, what the server sent before it expired the
-   * session is read before the client can notice: a lock won on it is not handed out.
+   * SIGSTOP, a long GC pause, a blocked event loop) for a third of the session timeout or more,
+   * or has had an answer since to a request sent after that stall. After such a stall, what the
+   * server sent before it expired the session is read before the client can notice: a lock or a
+   * leadership won on it is not handed out until a read in the session proves it still stands.
    */
   get isConnectionTrusted(): boolean {
     return this.connection.isTrusted;
