@@ -57,12 +57,14 @@ export class GzipCompressionProvider implements CompressionProvider {
     this.level = level;
   }
 
+  /** One gzip member of `data`, with java.util.zip's header. */
   async compress(_path: string, data: Buffer): Promise<Buffer> {
     const out = await gzipAsync(data, { level: this.level });
     out[GZIP_OS_BYTE] = 0;
     return out;
   }
 
+  /** The data of a gzip member; empty for empty data. Rejects with zlib's error for anything else that is not gzip. */
   async decompress(_path: string, compressed: Buffer): Promise<Buffer> {
     if (compressed.length === 0) return compressed;
     return gunzipAsync(compressed);

@@ -82,6 +82,7 @@ export interface SetAclOptions extends OperationOptions {
   version?: number;
 }
 
+/** Options of `getData`. */
 export interface GetDataOptions extends WatchOptions {
   /**
    * Decompress the data read with the client's `compression` provider, as Curator's
