@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { CompressionError, InvalidArgumentError, MAX_DATA_BYTES, type ZkClient } from '../../src';
 import { randomRoot } from '../helpers';
 import { useZooKeeper } from '../fixture';
+import { CuratorPeer } from '../interop/CuratorPeer';
 
 // Transactions need multi, which only the protocol transport has.
 describe('transactions with compressed data', () => {
@@ -58,6 +59,15 @@ describe('transactions with compressed data', () => {
     expect(err).toBeInstanceOf(CompressionError);
     expect(err).toMatchObject({ operation: 'compress', path: `${root}/second` });
     expect(await client.exists(`${root}/first`)).toBeNull();
+  });
+
+  it("Curator reads with .decompressed() what a transaction compressed", async () => {
+    await using peer = await CuratorPeer.start(zk.server.connectString, { label: 'curator-gzip-txn' });
+    await client.create(`${root}/set`, { data: 'old' });
+    await client.transaction().create(`${root}/made`, { data: 'made in a transaction', compressed: true }).setData(`${root}/set`, 'set in a transaction', { compressed: true }).commit();
+    const javaRead = async (path: string) => Buffer.from((await peer.request<{ base64: string }>('gzip.getData', { path, decompressed: true })).base64, 'base64').toString();
+    expect(await javaRead(`${root}/made`)).toBe('made in a transaction');
+    expect(await javaRead(`${root}/set`)).toBe('set in a transaction');
   });
 
   it('refuses a bad compressed flag when the operation is added', () => {
