@@ -33,6 +33,7 @@ export {
   ConnectionTimeoutError,
   SessionLostError,
   UnsupportedError,
+  CompressionError,
   type ZkErrorOptions,
   type ZkErrorCode,
   type LibraryErrorCode,
@@ -74,11 +75,14 @@ export {
   type DeleteOptions,
   type WatchOptions,
   type SetDataOptions,
+  type SetAclOptions,
+  type GetDataOptions,
   type OperationOptions,
   type BlockUntilConnectedOptions,
   type StateListener,
 } from './src/client/ZkClient';
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type ResolvedClientOptions, type AclProvider, type AuthInfo } from './src/client/options';
+export { GzipCompressionProvider, type CompressionProvider, type GzipCompressionProviderOptions } from './src/client/compression';
 // Sessions, transactions and persistent watchers come from the client: their types are public, their
 // constructors are not (a type-only export, and the constructors are tagged internal).
 export type { Session } from './src/client/Session';

@@ -16,12 +16,15 @@ export type {
   DeleteOptions,
   WatchOptions,
   SetDataOptions,
+  SetAclOptions,
+  GetDataOptions,
   OperationOptions,
   BlockUntilConnectedOptions,
   StateListener,
   CreatedAndListed,
 } from './client/ZkClient';
 export { DEFAULT_CLIENT_OPTIONS, type ZkClientOptions, type ResolvedClientOptions, type AclProvider, type AuthInfo } from './client/options';
+export { GzipCompressionProvider, type CompressionProvider, type GzipCompressionProviderOptions } from './client/compression';
 export { Perms, type ACL, type CreateMode, type OptionalOperation, type Stat, type WatchEvent, type WatchEventType, type Watcher } from './transport/Transport';
 export type { TransportName } from './client/chooseTransport';
 export * from './metrics';

@@ -52,18 +52,20 @@ export function describeValue(value: unknown): string {
  * - a string is encoded as UTF-8.
  *
  * @param what how the payload is named in error messages.
+ * @param sizeChecked false for data that is compressed before it is sent: the limit is then the
+ *   request's, checked on the compressed bytes.
  * @throws InvalidArgumentError for any other type, or when the payload is longer than
  *   {@link MAX_DATA_BYTES}.
  */
-export function toData(data: unknown, what = 'data'): Buffer {
+export function toData(data: unknown, what = 'data', sizeChecked = true): Buffer {
   if (data === undefined || data === null) return Buffer.alloc(0);
   if (typeof data === 'string') {
     // Measured before encoding so that an oversized string is rejected without being copied.
-    checkDataSize(Buffer.byteLength(data, 'utf8'), what);
+    if (sizeChecked) checkDataSize(Buffer.byteLength(data, 'utf8'), what);
     return Buffer.from(data, 'utf8');
   }
   if (data instanceof Uint8Array) {
-    checkDataSize(data.byteLength, what);
+    if (sizeChecked) checkDataSize(data.byteLength, what);
     return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   }
   throw new InvalidArgumentError(

@@ -196,6 +196,10 @@ process.once('exit', () => {
  *   {service}` → `{ids}`, `discovery.queryForInstance {service, instanceId}` → `{found, instanceId, address, port,
  *   sslPort, serviceType, enabled, registrationTimeUTC, uri, description, weight, json}` (json: the
  *   instance as Curator writes it back). Close with `forget`.
+ * - Compressed data through Curator's default GzipCompressionProvider, bytes as base64:
+ *   `gzip.create {path, base64}` (`.compressed()`, parents created), `gzip.setData {path, base64}`,
+ *   `gzip.transaction {op: 'create'|'setData', path, base64}` (one compressed op in a transaction),
+ *   `gzip.getData {path, decompressed?}` → `{base64}` (the stored bytes unless `decompressed`).
  * - `bench.mutexLoop {path, iterations, warmup?}` → `{count, p50Us, p90Us, p99Us, maxUs, totalMs}`.
  *
  * Events at any time: `ready {sessionId}`, `state {state}` (Curator's connection states),

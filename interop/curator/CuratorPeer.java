@@ -11,6 +11,7 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -533,6 +534,30 @@ public final class CuratorPeer {
                 client.delete().deletingChildrenIfNeeded().forPath(str(a, "path"));
                 return;
 
+            // ---- compressed data, through the client's default GzipCompressionProvider; bytes as base64
+            case "gzip.create":
+                client.create().compressed().creatingParentsIfNeeded().forPath(str(a, "path"), bytes(a));
+                return;
+            case "gzip.setData":
+                client.setData().compressed().forPath(str(a, "path"), bytes(a));
+                return;
+            case "gzip.transaction": {
+                // One create or setData, compressed, in a transaction (CuratorOp's .compressed()).
+                String path = str(a, "path");
+                boolean create = str(a, "op").equals("create");
+                client.transaction().forOperations(create
+                        ? client.transactionOp().create().compressed().forPath(path, bytes(a))
+                        : client.transactionOp().setData().compressed().forPath(path, bytes(a)));
+                return;
+            }
+            case "gzip.getData": {
+                byte[] data = bool(a, "decompressed", false)
+                        ? client.getData().decompressed().forPath(str(a, "path"))
+                        : client.getData().forPath(str(a, "path"));
+                reply.with("base64", Base64.getEncoder().encodeToString(data));
+                return;
+            }
+
             // ---- CuratorCache: events as {"event":"cacheEvent","name","type","path","data"}; snapshot as parallel lists
             case "cache.new": {
                 String name = str(a, "name");
@@ -979,6 +1004,10 @@ public final class CuratorPeer {
         Object v = a.get(key);
         if (!(v instanceof String)) throw new IllegalArgumentException("\"" + key + "\" must be a string");
         return (String) v;
+    }
+
+    private static byte[] bytes(Map<String, Object> a) {
+        return Base64.getDecoder().decode(str(a, "base64"));
     }
 
     private static long num(Map<String, Object> a, String key, long fallback) {

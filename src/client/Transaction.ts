@@ -4,8 +4,9 @@ import type { CreateMode, Op, OpResult, Stat } from '../transport/Transport';
 import { raceAbort } from '../util/async';
 import { linkedSignal } from '../util/linkedSignal';
 import { startTimer } from '../util/timers';
-import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
+import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
 import type { AclForPath } from './acls';
+import { compressData, type CompressionProvider } from './compression';
 import type { Namespace } from './Namespace';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
@@ -139,6 +140,8 @@ export interface CommitOptions {
  */
 export class Transaction {
   private readonly ops: TransactionOp[] = [];
+  /** The indexes of the ops whose data is compressed at commit. */
+  private readonly toCompress = new Set<number>();
   private committed = false;
 
   /** @internal Made by `client.transaction()`. */
@@ -146,16 +149,23 @@ export class Transaction {
     private readonly run: CommitTransaction,
     private readonly checkSize: (ops: readonly TransactionOp[]) => void,
     private readonly defaultData: Buffer,
+    private readonly compression: { readonly provider: CompressionProvider; readonly enabled: boolean },
   ) {}
 
-  /** Creates a node (data: the client's default data when omitted; mode: PERSISTENT). */
-  create(path: string, options: { data?: Buffer | Uint8Array | string; mode?: CreateMode; ttlMs?: number } = {}): this {
+  /**
+   * Creates a node (data: the client's default data when omitted; mode: PERSISTENT). With
+   * `compressed` (default: the client's `enableCompression`), the data is compressed at commit, as
+   * by Curator's `.compressed()` in a transaction.
+   */
+  create(path: string, options: { data?: Buffer | Uint8Array | string; mode?: CreateMode; ttlMs?: number; compressed?: boolean } = {}): this {
     const o = validateOptions(options, 'options');
     const mode = o.mode === undefined ? 'PERSISTENT' : validateMode(o.mode);
     validatePath(path, { sequential: mode.includes('SEQUENTIAL') });
     const ttl = mode.endsWith('_WITH_TTL');
     if (ttl !== (o.ttlMs !== undefined)) throw new InvalidArgumentError(ttl ? `${mode} needs ttlMs` : `ttlMs applies only to the TTL modes, not ${mode}`, { path });
-    return this.add({ type: 'create', path, data: o.data === undefined ? this.defaultData : toData(o.data), mode, ...(ttl ? { ttlMs: o.ttlMs } : {}) });
+    const compressed = this.compressionWanted(o.compressed);
+    const data = o.data === undefined ? this.defaultData : toData(o.data, 'data', !compressed);
+    return this.add({ type: 'create', path, data, mode, ...(ttl ? { ttlMs: o.ttlMs } : {}) }, compressed);
   }
 
   /** Deletes a node, if its version matches (-1, the default, matches any). */
@@ -164,10 +174,15 @@ export class Transaction {
     return this.add({ type: 'delete', path, version: validateVersion(validateOptions(options, 'options').version) });
   }
 
-  /** Writes a node's data, if its version matches. */
-  setData(path: string, data: Buffer | Uint8Array | string, options: { version?: number } = {}): this {
+  /**
+   * Writes a node's data, if its version matches. With `compressed` (default: the client's
+   * `enableCompression`), the data is compressed at commit.
+   */
+  setData(path: string, data: Buffer | Uint8Array | string, options: { version?: number; compressed?: boolean } = {}): this {
     validatePath(path);
-    return this.add({ type: 'setData', path, data: toData(data), version: validateVersion(validateOptions(options, 'options').version) });
+    const o = validateOptions(options, 'options');
+    const compressed = this.compressionWanted(o.compressed);
+    return this.add({ type: 'setData', path, data: toData(data, 'data', !compressed), version: validateVersion(o.version) }, compressed);
   }
 
   /** Fails the transaction unless the node exists at this version (-1: exists at all). */
@@ -182,8 +197,9 @@ export class Transaction {
    * server refused it (nothing happened), with UnsupportedError on a transport without multi (the
    * native binding), with SessionLostError when pinned to a `session` that has ended, with
    * TimeoutError after `timeoutMs`, with TransactionOutcomeUnknownError in the safe mode
-   * (`markerParent`) when it cannot tell whether the transaction went in, or with the error that
-   * stopped it. A transaction commits once.
+   * (`markerParent`) when it cannot tell whether the transaction went in, with CompressionError
+   * when data to compress could not be (nothing was sent), or with the error that stopped it. A
+   * transaction commits once.
    */
   async commit(options: CommitOptions = {}): Promise<TransactionResult[]> {
     const o = validateOptions(options, 'options');
@@ -194,8 +210,9 @@ export class Transaction {
     if (this.ops.length === 0) throw new InvalidArgumentError('a transaction needs at least one operation');
     if (this.committed) throw new InvalidArgumentError('a transaction commits once');
     this.committed = true;
-    this.checkSize(markerParent === undefined ? this.ops : [...this.ops, markerSizeOp(markerParent)]);
-    const results = await withTimeout(timeoutMs, signal, (limit) => this.run(this.ops, limit, session, markerParent));
+    const ops = this.toCompress.size === 0 ? this.ops : await raceAbort(this.compressOps(), signal);
+    this.checkSize(markerParent === undefined ? ops : [...ops, markerSizeOp(markerParent)]);
+    const results = await withTimeout(timeoutMs, signal, (limit) => this.run(ops, limit, session, markerParent));
     const failedIndex = results.findIndex((r) => r.type === 'error' && r.code !== 'OK' && r.code !== 'RUNTIMEINCONSISTENCY');
     if (failedIndex >= 0 || results.some((r) => r.type === 'error')) {
       const outcomes = this.ops.map((op, i) => {
@@ -209,10 +226,22 @@ export class Transaction {
     return results.map((r, i) => toTransactionResult(this.ops[i].path, r as Exclude<OpResult, { type: 'error' }>));
   }
 
-  private add(op: TransactionOp): this {
+  private add(op: TransactionOp, compressed = false): this {
     if (this.committed) throw new InvalidArgumentError('a committed transaction takes no more operations');
+    if (compressed) this.toCompress.add(this.ops.length);
     this.ops.push(op);
     return this;
+  }
+
+  private compressionWanted(flag: unknown): boolean {
+    return flag === undefined ? this.compression.enabled : validateBoolean(flag, 'compressed');
+  }
+
+  /** The ops with the data of those asked compressed, compressed. */
+  private compressOps(): Promise<TransactionOp[]> {
+    return Promise.all(
+      this.ops.map(async (op, i) => (this.toCompress.has(i) && 'data' in op ? { ...op, data: await compressData(this.compression.provider, op.path, op.data) } : op)),
+    );
   }
 }
 

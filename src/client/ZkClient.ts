@@ -18,12 +18,15 @@ import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
 import { createNode, type CreatedNode } from './createNode';
 import { Namespace } from './Namespace';
+import { compressData, decompressData } from './compression';
 import type {
   BlockUntilConnectedOptions,
   CreateOptions,
   CreatedAndListed,
   DeleteOptions,
+  GetDataOptions,
   OperationOptions,
+  SetAclOptions,
   SetDataOptions,
   StateListener,
   WatchOptions,
@@ -49,7 +52,9 @@ export type {
   CreateOptions,
   DeleteOptions,
   WatchOptions,
+  GetDataOptions,
   SetDataOptions,
+  SetAclOptions,
   BlockUntilConnectedOptions,
   CreatedAndListed,
   StateListener,
@@ -262,6 +267,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * `_c_<uuid>-` prefix; an ephemeral node found that way that belongs to another session is
    * deleted and created anew (CURATOR-498). If retries run out, a node the lost create may have
    * made is found and deleted in the background. On abort, a node created after all is deleted.
+   * With `compressed` (or the client's `enableCompression`), the data is compressed first; a
+   * provider that fails rejects with CompressionError, and nothing is created.
    */
   async create(path: string, options: CreateOptions = {}): Promise<string> {
     return (await this.createNode(path, options, false)).path;
@@ -294,24 +301,40 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const mode = o.mode === undefined ? 'PERSISTENT' : validateMode(o.mode);
     validatePath(path, { sequential: mode.includes('SEQUENTIAL') });
     if (path === '/') throw new InvalidArgumentError('cannot create the root node', { path });
-    const data = o.data === undefined ? this.options.defaultData : toData(o.data);
+    const compressed = this.compressionWanted(o.compressed);
+    const data = o.data === undefined ? this.options.defaultData : toData(o.data, 'data', !compressed);
     const ttlMs = mode.endsWith('_WITH_TTL') ? validateTtl(o.ttlMs, MAX_TTL_MS) : undefined;
     if (ttlMs === undefined && o.ttlMs !== undefined) throw new InvalidArgumentError(`ttlMs applies only to the TTL modes, not ${mode}`);
     if (o.createParents !== undefined && o.createParents !== 'container' && o.createParents !== 'persistent') {
       throw new InvalidArgumentError(`createParents must be 'container' or 'persistent', got ${String(o.createParents)}`);
     }
-    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment.
-    const sent = this.serverPath(path) + (o.protected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
-    const acl = this.aclFor(this.ns.full(path));
-    checkRequestSize(createRequestBytes(sent, data.length, ttlMs !== undefined, acl), this.options.maxRequestBytes, 'the create', path);
+    const isProtected = o.protected === true;
+    // Compressed data is checked once compressed, when its size is known.
+    if (!compressed) this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
     const signal = validateSignal(o.signal);
-    return { path, data, mode, ttlMs, createParents: o.createParents, protected: o.protected === true, signal };
+    return { path, data, mode, ttlMs, createParents: o.createParents, protected: isProtected, signal, compressed };
+  }
+
+  private checkCreateSize(path: string, mode: string, isProtected: boolean, ttlMs: number | undefined, dataBytes: number): void {
+    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment.
+    const sent = this.serverPath(path) + (isProtected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
+    const acl = this.aclFor(this.ns.full(path));
+    checkRequestSize(createRequestBytes(sent, dataBytes, ttlMs !== undefined, acl), this.options.maxRequestBytes, 'the create', path);
   }
 
   private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
-    const request = this.checkCreate(path, options);
+    const { compressed, ...request } = this.checkCreate(path, options);
+    if (compressed) {
+      request.data = await raceAbort(compressData(this.options.compression, path, request.data), request.signal);
+      this.checkCreateSize(path, request.mode, request.protected, request.ttlMs, request.data.length);
+    }
     await this.ns.ensure(request.signal);
     return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, { ...request, listParent });
+  }
+
+  /** Whether an operation's data is compressed: its own `compressed` flag, else the client's `enableCompression`. */
+  private compressionWanted(flag: unknown): boolean {
+    return flag === undefined ? this.options.enableCompression : validateBoolean(flag, 'compressed');
   }
 
   /**
@@ -360,9 +383,18 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     }
   }
 
-  /** Data and stat of the node. */
-  getData(path: string, options: WatchOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
-    return this.read('getData', path, options, 'data', (t, full, w) => t.getData(full, w));
+  /**
+   * Data and stat of the node. With `compressed` (or the client's `enableCompression`), the data
+   * is decompressed by the client's `compression` provider, and data it cannot read rejects with
+   * CompressionError; a watcher given is set all the same.
+   */
+  async getData(path: string, options: GetDataOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
+    const o = validateOptions(options, 'options');
+    const compressed = this.compressionWanted(o.compressed);
+    const read = await this.read('getData', path, options, 'data', (t, full, w) => t.getData(full, w));
+    if (!compressed) return read;
+    const signal = validateSignal(o.signal);
+    return { data: await raceAbort(decompressData(this.options.compression, path, read.data), signal), stat: read.stat };
   }
 
   /** Names of the node's children, unsorted. */
@@ -375,14 +407,21 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return this.read('getChildren', path, options, 'children', (t, full, w) => t.getChildren(full, w));
   }
 
-  /** Writes data, if the version matches (-1, the default, matches any). */
+  /**
+   * Writes data, if the version matches (-1, the default, matches any). With `compressed` (or the
+   * client's `enableCompression`), the data is compressed first; a provider that fails rejects
+   * with CompressionError, and nothing is written.
+   */
   async setData(path: string, data: Buffer | Uint8Array | string, options: SetDataOptions = {}): Promise<Stat> {
     const o = validateOptions(options, 'options');
     validatePath(path);
-    const bytes = toData(data);
-    checkRequestSize(setDataRequestBytes(this.serverPath(path), bytes.length), this.options.maxRequestBytes, 'the setData', path);
+    const compressed = this.compressionWanted(o.compressed);
+    const given = toData(data, 'data', !compressed);
+    if (!compressed) checkRequestSize(setDataRequestBytes(this.serverPath(path), given.length), this.options.maxRequestBytes, 'the setData', path);
     const version = validateVersion(o.version);
     const signal = validateSignal(o.signal);
+    const bytes = compressed ? await raceAbort(compressData(this.options.compression, path, given), signal) : given;
+    if (compressed) checkRequestSize(setDataRequestBytes(this.serverPath(path), bytes.length), this.options.maxRequestBytes, 'the setData', path);
     await this.ns.ensure(signal);
     const full = this.ns.full(path);
     return raceAbort(
@@ -400,7 +439,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return this.simple('getACL', path, options, (t, full) => t.getACL(full));
   }
 
-  async setACL(path: string, acl: readonly ACL[], options: SetDataOptions = {}): Promise<void> {
+  async setACL(path: string, acl: readonly ACL[], options: SetAclOptions = {}): Promise<void> {
     validateAcl(acl);
     const version = validateVersion(validateOptions(options, 'options').version);
     await this.simple('setACL', path, options, (t, full) => t.setACL(full, acl, version));
@@ -515,6 +554,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
         checkRequestSize(multiRequestBytes(sized), this.options.maxRequestBytes, 'the transaction', ops[0].path);
       },
       this.options.defaultData,
+      { provider: this.options.compression, enabled: this.options.enableCompression },
     );
   }
 

@@ -22,6 +22,13 @@ export interface CreateOptions extends OperationOptions {
    * loss during the create the client finds its own node again instead of creating a second one.
    */
   protected?: boolean;
+  /**
+   * Compress the data with the client's `compression` provider before it is sent, as Curator's
+   * `.compressed()`: read it back with `getData(path, { compressed: true })`. Default: the client's
+   * `enableCompression`. Compressed, data may be larger than MAX_DATA_BYTES as long as the
+   * compressed request fits `maxRequestBytes`.
+   */
+  compressed?: boolean;
 }
 
 export interface DeleteOptions extends OperationOptions {
@@ -60,7 +67,30 @@ export interface WatchOptions extends OperationOptions {
 }
 
 export interface SetDataOptions extends OperationOptions {
+  /** Expected version; -1 (the default) matches any. */
   version?: number;
+  /**
+   * Compress the data with the client's `compression` provider before it is sent, as Curator's
+   * `.compressed()`. Default: the client's `enableCompression`.
+   */
+  compressed?: boolean;
+}
+
+/** Options of `setACL`. */
+export interface SetAclOptions extends OperationOptions {
+  /** Expected ACL version (the stat's `aversion`); -1 (the default) matches any. */
+  version?: number;
+}
+
+/** Options of `getData`. */
+export interface GetDataOptions extends WatchOptions {
+  /**
+   * Decompress the data read with the client's `compression` provider, as Curator's
+   * `.decompressed()`; rejects with CompressionError when it is not compressed data (as Curator,
+   * which fails with "Not in GZip format"). Default: the client's `enableCompression`. The stat
+   * is the node's, and its `dataLength` the stored (compressed) size.
+   */
+  compressed?: boolean;
 }
 
 export interface BlockUntilConnectedOptions extends OperationOptions {

@@ -9,6 +9,7 @@ import { secretAuth, secretTls } from '../util/redact';
 import { describeValue, validateBoolean, validateFunction, validatePositiveInt, validateString, validateTimeout } from '../validate';
 import { DEFAULT_MAX_REQUEST_BYTES } from './requestSize';
 import type { ConnectionStateErrorPolicy } from './ConnectionState';
+import { DEFAULT_COMPRESSION_PROVIDER, validateCompressionProvider, type CompressionProvider } from './compression';
 
 /**
  * Chooses the ACL of every node the client creates, like Curator's ACLProvider: nodes created by
@@ -95,6 +96,22 @@ export interface ZkClientOptions {
    */
   maxFrameBytes?: number;
   /**
+   * How node data is compressed, as Curator's `compressionProvider`: by default a
+   * GzipCompressionProvider, whose data Curator's own GzipCompressionProvider (its default) reads
+   * and writes. Used by the operations given `compressed: true`, and by all of them with
+   * `enableCompression`.
+   */
+  compression?: CompressionProvider;
+  /**
+   * Compress the data of every create, setData and transaction create or setData, and decompress
+   * the data of every getData, unless the operation says `compressed: false`. Default false: only
+   * the operations given `compressed: true` are. Curator 5.4 has no such switch (its builder's
+   * `enableCompression()` came with 5.8), so a Curator 5.4 reader must ask for each read with
+   * `.decompressed()`. Every reader of these nodes must decompress, the recipes on other clients
+   * too: turn it on for a whole fleet at once, on new paths.
+   */
+  enableCompression?: boolean;
+  /**
    * Builds the transport, instead of `transport`. Tests may pass a fake.
    *
    * @internal A test seam: not in the published declarations.
@@ -118,6 +135,8 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   defaultData: Buffer.from(HOLDER_ID, 'utf8'),
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   transport: 'protocol' as TransportName,
+  compression: DEFAULT_COMPRESSION_PROVIDER,
+  enableCompression: false,
 });
 
 export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'tls' | 'maxFrameBytes'>>> & {
@@ -184,6 +203,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   }
   const maxRequestBytes =
     options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
+  const compression = options.compression === undefined ? DEFAULT_CLIENT_OPTIONS.compression : validateCompressionProvider(options.compression);
+  const enableCompression = options.enableCompression === undefined ? false : validateBoolean(options.enableCompression, 'enableCompression');
   return Object.freeze({
     connectString,
     sessionTimeoutMs,
@@ -200,6 +221,8 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     transport,
     tls: options.tls === undefined ? undefined : secretTls(options.tls),
     maxFrameBytes,
+    compression,
+    enableCompression,
     // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
     transportFactory: options.transportFactory ?? transportFactory(transport),
   });

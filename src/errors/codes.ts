@@ -74,6 +74,8 @@ export type LibraryErrorCode =
   | 'SESSION_LOST'
   /** UnsupportedError */
   | 'UNSUPPORTED'
+  /** CompressionError: data could not be compressed, or read data could not be decompressed. */
+  | 'COMPRESSION_FAILED'
   /** ProtocolError: the server sent bytes the client cannot trust (only ever a `cause`). */
   | 'PROTOCOL_ERROR'
   /** TransactionError */

@@ -24,5 +24,6 @@ export {
   ConnectionTimeoutError,
   SessionLostError,
   UnsupportedError,
+  CompressionError,
   type SessionEndReason,
 } from './libraryErrors';

@@ -89,3 +89,21 @@ export class UnsupportedError extends ZkError {
     super('UNSUPPORTED', message, options);
   }
 }
+
+/**
+ * Node data could not be compressed for a write, or read data could not be decompressed (with
+ * `compressed: true`, or the client's `enableCompression`): the data is not what the compression
+ * provider writes (not gzip, truncated, corrupt), or the provider threw. `operation` says which;
+ * `cause` is the provider's own error (zlib's, for the gzip provider). Nothing was written.
+ */
+export class CompressionError extends ZkError {
+  override name = 'CompressionError';
+  declare readonly code: 'COMPRESSION_FAILED';
+  constructor(
+    readonly operation: 'compress' | 'decompress',
+    message: string,
+    options: ZkErrorOptions = {},
+  ) {
+    super('COMPRESSION_FAILED', message, options);
+  }
+}
