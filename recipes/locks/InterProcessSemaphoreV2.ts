@@ -344,7 +344,7 @@ export class InterProcessSemaphoreV2 {
   }
 
   /** Deletes one of our nodes, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
-  private deleteNode(node: string, within: AbortSignal): Promise<void> {
+  private deleteNode(node: string, within: AbortSignal | undefined): Promise<void> {
     return deleteOwnNode(this.client, node, within);
   }
 }

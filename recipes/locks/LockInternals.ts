@@ -233,7 +233,7 @@ export class LockInternals {
   }
 
   /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
-  deleteOurNode(node: string, within: AbortSignal): Promise<void> {
+  deleteOurNode(node: string, within: AbortSignal | undefined): Promise<void> {
     return deleteOwnNode(this.client, node, within);
   }
 
