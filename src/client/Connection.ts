@@ -124,6 +124,11 @@ export class Connection {
     return stallDetector.stalledMs < timeoutMs / 3;
   }
 
+  /** Whether operations can run: started, not closed, not refused by the server for good (`assertOpen` would not throw). */
+  get isOpen(): boolean {
+    return this.lifecycle === 'STARTED' && this.fatal === undefined;
+  }
+
   /** Throws when no operation can run: not started, closed, or refused by the server for good. */
   assertOpen(): void {
     if (this.lifecycle === 'CLOSED') throw new ClientClosedError();

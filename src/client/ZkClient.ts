@@ -309,7 +309,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
     const request = this.checkCreate(path, options);
-    await this.ns.ensure(request.signal);
+    const namespaceMade = this.ns.ensure(request.signal);
+    if (namespaceMade) await namespaceMade;
     return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, { ...request, listParent });
   }
 
@@ -328,7 +329,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const full = this.ns.full(path);
     const recursive = o.recursive === true;
     try {
-      await this.ns.ensure(signal);
+      const namespaceMade = this.ns.ensure(signal);
+      if (namespaceMade) await namespaceMade;
       await raceAbort(
         this.retry.run({ operation: 'delete', path, signal, session }, async (t, n) => {
           try {
@@ -580,7 +582,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const signal = validateSignal(o.signal);
     validateWatcher(o.watcher);
     const session = validateSession(o.session);
-    await this.ns.ensure(signal);
+    const namespaceMade = this.ns.ensure(signal);
+    if (namespaceMade) await namespaceMade;
     const full = this.ns.full(path);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
