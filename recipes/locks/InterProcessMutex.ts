@@ -272,7 +272,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
-    log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
+    if (log.enabled) log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
     return this.enter(holding);
   }
 
@@ -296,7 +296,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (holding.leases.length > 0) return;
     this.held.delete(holding);
     holding.monitor.release();
-    log('%s released: %s', this.path, holding.acquisition.node);
+    if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
     await deleteOwnNodeWithin(this.client, holding.acquisition.node, RELEASE_WAIT_MS);
   }
 }

@@ -299,10 +299,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     if (o.createParents !== undefined && o.createParents !== 'container' && o.createParents !== 'persistent') {
       throw new InvalidArgumentError(`createParents must be 'container' or 'persistent', got ${String(o.createParents)}`);
     }
-    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment.
-    const sent = this.serverPath(path) + (o.protected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
+    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment; the sequence, 10 digits.
+    const added = (o.protected ? 40 : 0) + (mode.includes('SEQUENTIAL') ? 10 : 0);
     const acl = this.aclFor(this.ns.full(path));
-    checkRequestSize(createRequestBytes(sent, data.length, ttlMs !== undefined, acl), this.options.maxRequestBytes, 'the create', path);
+    checkRequestSize(createRequestBytes(this.serverPath(path), data.length, ttlMs !== undefined, acl, added), this.options.maxRequestBytes, 'the create', path);
     const signal = validateSignal(o.signal);
     return { path, data, mode, ttlMs, createParents: o.createParents, protected: o.protected === true, signal };
   }
