@@ -13,7 +13,7 @@ export { PersistentWatcher, type PersistentWatchEvent } from './client/Persisten
 export { Session } from './client/Session';
 export { TransactionError, TransactionOutcomeUnknownError } from './client/Transaction';
 export { ZkClient, type CreatedAndListed } from './client/ZkClient';
-export { deleteOwnNode } from './client/deleteOwnNode';
+export { deleteOwnNode, deleteOwnNodeWithin } from './client/deleteOwnNode';
 export { validateClient, validateRecipePath } from './client/recipeArguments';
 export {
   ClientClosedError,

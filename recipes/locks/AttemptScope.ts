@@ -14,8 +14,12 @@ import { abortReason, type Deadline, now, startTimer, subscribe, type ZkClient }
  * holds as it stands; a wait begun past it ends at once.
  */
 export class AttemptScope {
-  readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
+  /**
+   * What every request of the call carries: the caller's own signal (or none) when there is no
+   * deadline, since then nothing but that signal can end the call; otherwise one of our own.
+   */
+  readonly signal: AbortSignal | undefined;
+  private readonly controller: AbortController | undefined;
   /** Made when the time runs out, so that a call that ends in time builds no error. */
   private reason: Error | undefined;
   /** The latest end of the call: the deadline plus the attempt's bound. */
@@ -27,7 +31,7 @@ export class AttemptScope {
   private roundTripsSince = now();
   private cancelTimer: () => void = () => {};
   private stopStates: (() => void) | undefined;
-  private readonly onOuterAbort: () => void;
+  private readonly onOuterAbort: (() => void) | undefined;
 
   constructor(
     private readonly client: ZkClient,
@@ -36,6 +40,12 @@ export class AttemptScope {
     private readonly outer: AbortSignal | undefined,
   ) {
     this.limit = deadline.at + attemptTimeoutMs;
+    if (!deadline.isFinite) {
+      // No time limit to carry: no controller, no timer, no listener.
+      this.signal = outer;
+      return;
+    }
+    this.controller = new AbortController();
     this.signal = this.controller.signal;
     // Every request of the call listens to it.
     setMaxListeners(Infinity, this.signal);
@@ -65,7 +75,7 @@ export class AttemptScope {
    */
   async waiting<T>(wait: () => Promise<T>): Promise<T> {
     if (this.deadline.expired) this.timeOut();
-    if (this.signal.aborted) throw abortReason(this.signal);
+    if (this.signal?.aborted) throw abortReason(this.signal);
     this.waits++;
     try {
       return await wait();
@@ -91,7 +101,7 @@ export class AttemptScope {
   dispose(): void {
     this.cancelTimer();
     this.stopStates?.();
-    this.outer?.removeEventListener('abort', this.onOuterAbort);
+    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 
   private atDeadline(): void {
@@ -109,12 +119,12 @@ export class AttemptScope {
   }
 
   private timeOut(): void {
-    if (!this.signal.aborted) this.end((this.reason ??= new Error('the time limit passed')));
+    if (this.controller && !this.controller.signal.aborted) this.end((this.reason ??= new Error('the time limit passed')));
   }
 
   private end(reason: unknown): void {
     this.cancelTimer();
     this.stopStates?.();
-    this.controller.abort(reason);
+    this.controller?.abort(reason);
   }
 }

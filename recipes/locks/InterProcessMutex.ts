@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import debug from 'debug';
 import {
   Deadline,
+  deleteOwnNodeWithin,
   describeValue,
   InvalidArgumentError,
   type LockRecipe,
@@ -12,7 +13,6 @@ import {
   validateOptions,
   validateRecipePath,
   waitOutcome,
-  withTimeLimit,
   type ZkClient,
 } from '../../src/recipeKit';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
@@ -266,13 +266,13 @@ export class InterProcessMutex implements InterProcessLock {
     if (monitor.isLost) {
       log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
       monitor.release();
-      void withTimeLimit(RELEASE_WAIT_MS, (signal) => this.internals.deleteOurNode(acquisition.node, signal));
+      void deleteOwnNodeWithin(this.client, acquisition.node, RELEASE_WAIT_MS);
       return undefined;
     }
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
-    log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
+    if (log.enabled) log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
     return this.enter(holding);
   }
 
@@ -296,7 +296,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (holding.leases.length > 0) return;
     this.held.delete(holding);
     holding.monitor.release();
-    log('%s released: %s', this.path, holding.acquisition.node);
-    await withTimeLimit(RELEASE_WAIT_MS, (signal) => this.internals.deleteOurNode(holding.acquisition.node, signal));
+    if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
+    await deleteOwnNodeWithin(this.client, holding.acquisition.node, RELEASE_WAIT_MS);
   }
 }

@@ -3,6 +3,7 @@ import {
   Deadline,
   deferred,
   deleteOwnNode,
+  deleteOwnNodeWithin,
   describeValue,
   InvalidArgumentError,
   isSessionEndedError,
@@ -22,7 +23,6 @@ import {
   validatePositiveInt,
   validateRecipePath,
   waitOutcome,
-  withTimeLimit,
   type ZkClient,
 } from '../../src/recipeKit';
 import { SharedCount } from '../shared/SharedCount';
@@ -337,14 +337,14 @@ export class InterProcessSemaphoreV2 {
       async () => {
         monitor.release();
         log('%s: returned %s', this.path, node);
-        await withTimeLimit(RELEASE_WAIT_MS, (signal) => this.deleteNode(node, signal));
+        await deleteOwnNodeWithin(this.client, node, RELEASE_WAIT_MS);
       },
     );
     return { lease, lost: monitor.isLost, monitor };
   }
 
   /** Deletes one of our nodes, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
-  private deleteNode(node: string, within: AbortSignal): Promise<void> {
+  private deleteNode(node: string, within: AbortSignal | undefined): Promise<void> {
     return deleteOwnNode(this.client, node, within);
   }
 }

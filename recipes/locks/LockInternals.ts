@@ -150,6 +150,9 @@ function toCreated(c: CreatedAndListed): Created {
  * attempt ends by then whatever the network does, waits for a connection included.
  */
 export class LockInternals {
+  /** Where the driver's own node goes: joined and checked once, not on every attempt. */
+  private driverNodePath: string | undefined;
+
   constructor(
     readonly client: ZkClient,
     readonly basePath: string,
@@ -169,7 +172,7 @@ export class LockInternals {
     try {
       for (;;) {
         const created = await this.untilDeadline(scope, () =>
-          this.client.createAndListParent(joinPath(this.basePath, node.name), {
+          this.client.createAndListParent(options.node === undefined ? (this.driverNodePath ??= joinPath(this.basePath, node.name)) : joinPath(this.basePath, node.name), {
             mode: node.mode,
             protected: true,
             createParents: 'container',
@@ -233,7 +236,7 @@ export class LockInternals {
   }
 
   /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
-  deleteOurNode(node: string, within: AbortSignal): Promise<void> {
+  deleteOurNode(node: string, within: AbortSignal | undefined): Promise<void> {
     return deleteOwnNode(this.client, node, within);
   }
 

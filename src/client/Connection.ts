@@ -136,6 +136,11 @@ export class Connection {
     if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
   }
 
+  /** Whether operations can run: started, not closed, not refused by the server for good (`assertOpen` would not throw). */
+  get isOpen(): boolean {
+    return this.lifecycle === 'STARTED' && this.fatal === undefined;
+  }
+
   /** Throws when no operation can run: not started, closed, or refused by the server for good. */
   assertOpen(): void {
     if (this.lifecycle === 'CLOSED') throw new ClientClosedError();

@@ -10,12 +10,16 @@ import type { RetryLoop } from './RetryLoop';
  */
 export class Namespace {
   private ready: Promise<void> | undefined;
+  /** Whether the namespace node is known to exist (or there is no namespace): nothing to wait for. */
+  private done: boolean;
 
   constructor(
     readonly name: string | undefined,
     private readonly retry: RetryLoop,
     private readonly aclFor: AclForPath,
-  ) {}
+  ) {
+    this.done = name === undefined;
+  }
 
   /** The path on the server for a user's path. */
   full(path: string): string {
@@ -27,17 +31,26 @@ export class Namespace {
     return withoutNamespace(this.name, fullPath);
   }
 
-  /** Makes sure the namespace node exists, once per client (again after a failure), with the ACL provider's ACL, its parents too. */
-  async ensure(signal: AbortSignal | undefined): Promise<void> {
-    const ns = this.name;
-    if (ns === undefined) return;
+  /**
+   * Makes sure the namespace node exists, once per client (again after a failure), with the ACL
+   * provider's ACL, its parents too. Undefined when that is known already, so that an operation
+   * waits for nothing (not even a turn of the microtask queue) once it is.
+   */
+  ensure(signal: AbortSignal | undefined): Promise<void> | undefined {
+    if (this.done) return undefined;
+    const ns = this.name as string;
     if (!this.ready) {
       const ready = this.retry.run({ operation: 'ensurePath', path: `/${ns}`, signal }, (t: Transport) => mkdirs(t, `/${ns}`, 'PERSISTENT', this.aclFor));
       this.ready = ready;
-      ready.catch(() => {
-        if (this.ready === ready) this.ready = undefined;
-      });
+      ready.then(
+        () => {
+          if (this.ready === ready) this.done = true;
+        },
+        () => {
+          if (this.ready === ready) this.ready = undefined;
+        },
+      );
     }
-    await this.ready;
+    return this.ready;
   }
 }

@@ -34,9 +34,13 @@ export class RetryLoop {
   ) {}
 
   /** `attempt` counts from 0, so a caller can tell a first attempt from a retry after an uncertain outcome. */
-  async run<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>): Promise<T> {
+  run<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>): Promise<T> {
     const startedAt = startClock(metrics.operation);
     if (startedAt === 0) return this.attempts(ctx, fn, { retries: 0 });
+    return this.measured(ctx, fn, startedAt);
+  }
+
+  private async measured<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>, startedAt: number): Promise<T> {
     const tries = { retries: 0 };
     let code: string | undefined;
     try {
@@ -51,10 +55,46 @@ export class RetryLoop {
     }
   }
 
-  private async attempts<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>, tries: { retries: number }): Promise<T> {
-    const { path, signal, session } = ctx;
+  /**
+   * The first attempt goes straight to the transport when the client is connected (in the
+   * operation's session, when it is pinned) and the signal has not aborted: the loop below, with
+   * its waits, is entered only on a failure it would retry. Otherwise the loop makes the checks
+   * and the waits itself.
+   */
+  private attempts<T>(ctx: OperationContext, fn: (t: Transport, attempt: number, session: Session) => Promise<T>, tries: { retries: number }): Promise<T> {
+    const { signal, session } = ctx;
+    const live = signal?.aborted || session?.isEnded || !this.connection.isOpen ? undefined : this.connection.live();
+    if (live === undefined || (session !== undefined && live.session !== session)) return this.loop(ctx, fn, tries, 0, now());
     const startedAt = now();
-    for (let attempt = 0; ; attempt++) {
+    const t = live.transport;
+    let first: Promise<T>;
+    try {
+      first = fn(t, 0, live.session);
+    } catch (err) {
+      first = Promise.reject(err);
+    }
+    return first.then(
+      (result) => {
+        this.connection.answered(startedAt);
+        return result;
+      },
+      async (caught: unknown) => {
+        await this.afterFailure(ctx, caught, t, 0, startedAt);
+        tries.retries = 1;
+        return this.loop(ctx, fn, tries, 1, startedAt);
+      },
+    );
+  }
+
+  private async loop<T>(
+    ctx: OperationContext,
+    fn: (t: Transport, attempt: number, session: Session) => Promise<T>,
+    tries: { retries: number },
+    from: number,
+    startedAt: number,
+  ): Promise<T> {
+    const { path, signal, session } = ctx;
+    for (let attempt = from; ; attempt++) {
       tries.retries = attempt;
       if (signal?.aborted) throw abortReason(signal);
       this.connection.assertOpen();
@@ -74,22 +114,32 @@ export class RetryLoop {
         this.connection.answered(sentAt);
         return result;
       } catch (caught) {
-        if (t !== undefined && isZkError(caught, 'SESSIONEXPIRED')) this.connection.sessionExpiredOn(t);
-        const err = this.translate(caught, t, path);
-        if (!isRetryableError(err)) throw err;
-        // An operation pinned to a session cannot succeed in another one.
-        if (session !== undefined && (session.isEnded || isZkError(err, 'SESSIONEXPIRED') || isZkError(err, 'SESSION_LOST'))) {
-          throw isZkError(err, 'SESSION_LOST') ? err : sessionLost(session, path, err);
-        }
-        const delayMs = this.policy().allowRetry(attempt, now() - startedAt, err);
-        if (delayMs === false) {
-          log('%s at %s: giving up after %d retries (session %s)', (err as ZkError).code, path, attempt, this.connection.session ?? '-');
-          throw err;
-        }
-        log('%s at %s: retry %d in %d ms (session %s)', (err as ZkError).code, path, attempt + 1, delayMs, this.connection.session ?? '-');
-        await this.connection.backOff(delayMs, signal);
+        await this.afterFailure(ctx, caught, t, attempt, startedAt);
       }
     }
+  }
+
+  /**
+   * What follows a failed attempt: rejects with the error when it is not retried (not retryable,
+   * pinned to a session that is over, or the policy gives up); otherwise resolves once the
+   * policy's back-off has passed.
+   */
+  private async afterFailure(ctx: OperationContext, caught: unknown, t: Transport | undefined, attempt: number, startedAt: number): Promise<void> {
+    const { path, signal, session } = ctx;
+    if (t !== undefined && isZkError(caught, 'SESSIONEXPIRED')) this.connection.sessionExpiredOn(t);
+    const err = this.translate(caught, t, path);
+    if (!isRetryableError(err)) throw err;
+    // An operation pinned to a session cannot succeed in another one.
+    if (session !== undefined && (session.isEnded || isZkError(err, 'SESSIONEXPIRED') || isZkError(err, 'SESSION_LOST'))) {
+      throw isZkError(err, 'SESSION_LOST') ? err : sessionLost(session, path, err);
+    }
+    const delayMs = this.policy().allowRetry(attempt, now() - startedAt, err);
+    if (delayMs === false) {
+      log('%s at %s: giving up after %d retries (session %s)', (err as ZkError).code, path, attempt, this.connection.session ?? '-');
+      throw err;
+    }
+    log('%s at %s: retry %d in %d ms (session %s)', (err as ZkError).code, path, attempt + 1, delayMs, this.connection.session ?? '-');
+    await this.connection.backOff(delayMs, signal);
   }
 
   /** A transport closed under an operation means its session is gone, or the client closed. */

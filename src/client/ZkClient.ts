@@ -316,10 +316,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   }
 
   private checkCreateSize(path: string, mode: string, isProtected: boolean, ttlMs: number | undefined, dataBytes: number): void {
-    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment.
-    const sent = this.serverPath(path) + (isProtected ? 'x'.repeat(40) : '') + (mode.includes('SEQUENTIAL') ? '0000000000' : '');
+    // The protected name adds `_c_` + a UUID + '-' (40 characters) to the last segment; the sequence, 10 digits.
+    const added = (isProtected ? 40 : 0) + (mode.includes('SEQUENTIAL') ? 10 : 0);
     const acl = this.aclFor(this.ns.full(path));
-    checkRequestSize(createRequestBytes(sent, dataBytes, ttlMs !== undefined, acl), this.options.maxRequestBytes, 'the create', path);
+    checkRequestSize(createRequestBytes(this.serverPath(path), dataBytes, ttlMs !== undefined, acl, added), this.options.maxRequestBytes, 'the create', path);
   }
 
   private async createNode(path: string, options: CreateOptions, listParent: boolean): Promise<CreatedNode> {
@@ -328,7 +328,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       request.data = await raceAbort(compressData(this.options.compression, path, request.data), request.signal);
       this.checkCreateSize(path, request.mode, request.protected, request.ttlMs, request.data.length);
     }
-    await this.ns.ensure(request.signal);
+    const namespaceMade = this.ns.ensure(request.signal);
+    if (namespaceMade) await namespaceMade;
     return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, { ...request, listParent });
   }
 
@@ -352,7 +353,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const full = this.ns.full(path);
     const recursive = o.recursive === true;
     try {
-      await this.ns.ensure(signal);
+      const namespaceMade = this.ns.ensure(signal);
+      if (namespaceMade) await namespaceMade;
       await raceAbort(
         this.retry.run({ operation: 'delete', path, signal, session }, async (t, n) => {
           try {
@@ -621,7 +623,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const signal = validateSignal(o.signal);
     validateWatcher(o.watcher);
     const session = validateSession(o.session);
-    await this.ns.ensure(signal);
+    const namespaceMade = this.ns.ensure(signal);
+    if (namespaceMade) await namespaceMade;
     const full = this.ns.full(path);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(

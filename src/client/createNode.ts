@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors';
-import { joinPath } from '../paths';
 import { isRetryableError } from '../retry';
 import { OPEN_ACL, type CreateMode, type Stat, type Transport } from '../transport/Transport';
 import { raceAbort } from '../util/async';
@@ -70,34 +69,35 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
   const slash = full.lastIndexOf('/');
   const parent = slash === 0 ? '/' : full.slice(0, slash);
   const protectedId = req.protected ? randomUUID() : undefined;
-  const target = protectedId ? joinPath(parent, protectedName(protectedId, full.slice(slash + 1))) : full;
+  // The protected name is a UUID and a prefix before a name of a path already checked: no check again.
+  const target = protectedId ? `${slash === 0 ? '' : parent}/${protectedName(protectedId, full.slice(slash + 1))}` : full;
   const ephemeral = req.mode.startsWith('EPHEMERAL');
   const parentMode = req.createParents === 'container' ? 'CONTAINER' : 'PERSISTENT';
   // Looked up by the path asked for (protected name included, sequence not yet known), as Curator does.
   const acl = ctx.aclFor(target);
 
-  const listing = async (t: Transport) => {
-    if (!req.listParent) return {};
-    const { children, stat } = await t.getChildren(parent);
-    return { children, parentStat: stat };
-  };
+  const listing = (t: Transport) => (req.listParent ? t.getChildren(parent) : undefined);
 
-  const createOnce = async (t: Transport, session: Session): Promise<CreatedNode & { aclSet: boolean }> => {
+  const createOnce = async (t: Transport, session: Session): Promise<Created> => {
     const created = t.create2
       ? t.create2(target, req.data, req.mode, acl, req.ttlMs)
       : t.create(target, req.data, req.mode, acl, req.ttlMs).then((path) => ({ path, stat: undefined }));
     // Sent right behind the create: ZooKeeper runs one session's requests in order, so the
     // listing already holds the new node. Its failure follows the create's.
     const listed = listing(t);
-    listed.catch(() => undefined);
+    listed?.catch(() => undefined);
     const { path, stat } = await created;
-    return { path, stat, session, aclSet: t.aclOnCreate, ...(await listed) };
+    const parentListing = listed && (await listed);
+    return { path, stat, session, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
   };
 
   const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, async (t, n, session) => {
     if (protectedId && n > 0) {
       const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => background.delete(stale));
-      if (found) return { path: found, session, aclSet: t.aclOnCreate, ...(await listing(t)) };
+      if (found) {
+        const parentListing = await listing(t);
+        return { path: found, session, stat: undefined, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
+      }
     }
     for (let parentsTries = 0; ; parentsTries++) {
       try {
@@ -117,8 +117,8 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
     throw err;
   });
-  const { aclSet, ...node } = created;
-  if (!aclSet && acl !== OPEN_ACL) {
+  const node = created;
+  if (!created.aclSet && acl !== OPEN_ACL) {
     // The transport created it open (the native binding). An ephemeral node goes with its session:
     // its ACL is set in that session or not at all (in the next, the path is gone or, worse,
     // another session's node).
@@ -129,5 +129,15 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
       throw err;
     });
   }
-  return { ...node, path: namespace.relative(node.path) };
+  return { path: namespace.relative(node.path), session: node.session, stat: node.stat, children: node.children, parentStat: node.parentStat };
+}
+
+/** A create done, before its path is made relative again; `aclSet`: whether the create carried the ACL. */
+interface Created {
+  readonly path: string;
+  readonly session: Session;
+  readonly stat: Stat | undefined;
+  readonly aclSet: boolean;
+  readonly children: string[] | undefined;
+  readonly parentStat: Stat | undefined;
 }

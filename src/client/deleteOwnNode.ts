@@ -1,4 +1,5 @@
 import debug from 'debug';
+import { startTimer } from '../util/timers';
 import type { ZkClient } from './ZkClient';
 
 const log = debug('zk-recipes:client:background');
@@ -16,4 +17,21 @@ export async function deleteOwnNode(client: ZkClient, node: string, within?: Abo
   } catch (err) {
     log('deleting %s left to the background: %s', node, String(err));
   }
+}
+
+/**
+ * `deleteOwnNode`, waiting for the server at most `waitMs`: resolves by then whatever the network
+ * does, and the delete goes on (under the retry policy, then in the background) if it has not
+ * landed. A release runs this on every hold, so the bound is one timer: no signal that every
+ * request would listen to. Never rejects.
+ */
+export function deleteOwnNodeWithin(client: ZkClient, node: string, waitMs: number): Promise<void> {
+  const deleting = deleteOwnNode(client, node);
+  return new Promise<void>((resolve) => {
+    const cancel = startTimer(waitMs, resolve);
+    void deleting.then(() => {
+      cancel();
+      resolve();
+    });
+  });
 }

@@ -18,9 +18,12 @@ function aclBytes(acl: readonly ACL[]): number {
   return acl.reduce((bytes, a) => bytes + 4 + field(Buffer.byteLength(a.scheme)) + field(Buffer.byteLength(a.id)), 4);
 }
 
-/** Bytes of a create request for a path (as sent to the server), data and the node's ACL. */
-export function createRequestBytes(serverPath: string, dataBytes: number, withTtl: boolean, acl: readonly ACL[]): number {
-  return HEADER + field(Buffer.byteLength(serverPath)) + field(dataBytes) + aclBytes(acl) + 4 + (withTtl ? 8 : 0);
+/**
+ * Bytes of a create request for a path (as sent to the server), data and the node's ACL.
+ * `nameBytes`: ASCII the path gains on the way (a protection prefix, a sequence suffix).
+ */
+export function createRequestBytes(serverPath: string, dataBytes: number, withTtl: boolean, acl: readonly ACL[], nameBytes = 0): number {
+  return HEADER + field(Buffer.byteLength(serverPath) + nameBytes) + field(dataBytes) + aclBytes(acl) + 4 + (withTtl ? 8 : 0);
 }
 
 /** Bytes of a setData request. */

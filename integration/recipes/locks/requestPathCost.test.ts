@@ -1,0 +1,66 @@
+import type { ZkClient } from '../../../src';
+import { InterProcessMutex } from '../../../recipes/locks';
+import { randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
+
+/**
+ * Counts the AbortControllers built while `work` runs. Our code builds them with the global
+ * constructor, so a counting subclass in its place sees every one.
+ */
+async function controllersBuiltBy(work: () => Promise<void>): Promise<number> {
+  const Original = globalThis.AbortController;
+  let built = 0;
+  globalThis.AbortController = class extends Original {
+    constructor() {
+      super();
+      built++;
+    }
+  };
+  try {
+    await work();
+  } finally {
+    globalThis.AbortController = Original;
+  }
+  return built;
+}
+
+describe('the cost of an uncontended acquire and release', () => {
+  const zk = useZooKeeper();
+  let client: ZkClient;
+  let mutex: InterProcessMutex;
+
+  beforeEach(async () => {
+    client = await zk.connect();
+    mutex = new InterProcessMutex(client, `${randomRoot('cost')}/lock`);
+    // The first pair makes the lock's parent: what is measured is the pairs after it.
+    await (await mutex.acquire()).release();
+  });
+
+  it('builds no AbortController when the acquire has neither a deadline nor a signal', async () => {
+    const built = await controllersBuiltBy(async () => {
+      const lease = await mutex.acquire();
+      expect(lease.fencingToken).toBeGreaterThan(0n);
+      await lease.release();
+    });
+    expect(built).toBe(0);
+    expect(await client.getChildren(mutex.path)).toEqual([]);
+  });
+
+  it('builds one AbortController per acquisition with a deadline, none for the release', async () => {
+    const built = await controllersBuiltBy(async () => {
+      const lease = await mutex.acquire({ timeoutMs: timing(30_000) });
+      await lease.release();
+    });
+    expect(built).toBe(1);
+    expect(await client.getChildren(mutex.path)).toEqual([]);
+  });
+
+  it('uses the caller signal as it is when there is no deadline', async () => {
+    const caller = new AbortController();
+    const built = await controllersBuiltBy(async () => {
+      const lease = await mutex.acquire({ signal: caller.signal });
+      await lease.release();
+    });
+    expect(built).toBe(0);
+  });
+});
