@@ -191,6 +191,7 @@ export {
 } from './recipes/queue';
 export { SharedCount, type VersionedCount, type SharedCountListener } from './recipes/shared';
 export type { SharedCountEvents } from './recipes/shared/SharedCount';
+export { SharedValue, type SharedBytes, type SharedValueEvents, type SharedValueListener, type VersionedValue } from './recipes/shared';
 export {
   CuratorCache,
   CURATOR_CACHE_DEFAULTS,

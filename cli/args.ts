@@ -5,8 +5,8 @@ import { parseFlags } from './flags';
 import { SERVER_HELP, parseServerCommandLine, type ServerInvocation } from './server';
 
 /** The commands that show a path. */
-export type ViewName = 'locks' | 'leader' | 'queue' | 'tree';
-const VIEWS: readonly ViewName[] = ['locks', 'leader', 'queue', 'tree'];
+export type ViewName = 'locks' | 'leader' | 'queue' | 'tree' | 'services';
+const VIEWS: readonly ViewName[] = ['locks', 'leader', 'queue', 'tree', 'services'];
 
 /** Where the CLI connects when --connect is not given. */
 export const DEFAULT_CONNECT = '127.0.0.1:2181';
@@ -26,6 +26,8 @@ export type Invocation =
       /** `watch <view> <path>`: keep showing it as it changes. */
       readonly watch: boolean;
       readonly path: string;
+      /** `services <base-path> <name>`: the service; undefined for the other commands. */
+      readonly name: string | undefined;
       readonly connect: string;
       readonly json: boolean;
       readonly timeoutMs: number;
@@ -54,7 +56,9 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.version) return { kind: 'version' };
   const [first, ...rest] = positionals;
   const watch = first === 'watch';
-  const [viewName, path, ...extra] = watch ? rest : positionals;
+  const [viewName, path, ...after] = watch ? rest : positionals;
+  // `services` alone takes a second argument: the service whose instances to show.
+  const [name, ...extra] = viewName === 'services' ? after : [undefined, ...after];
   if (values.help || first === 'help') {
     const topic = first === 'help' ? rest[0] : watch ? (viewName ?? 'watch') : first;
     return { kind: 'help', topic: VIEWS.includes(topic as ViewName) || topic === 'watch' || topic === 'server' ? (topic as ViewName | 'watch' | 'server') : undefined };
@@ -62,10 +66,13 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (first === undefined) return { kind: 'usage' };
   if (viewName === undefined) throw usageError('watch needs a command and a path, as in: zk-recipes watch locks /locks/orders');
   if (!VIEWS.includes(viewName as ViewName)) {
-    throw usageError(`unknown command ${JSON.stringify(viewName)}: use ${watch ? 'locks, leader, queue or tree' : 'locks, leader, queue, tree or watch'}`);
+    throw usageError(`unknown command ${JSON.stringify(viewName)}: use ${watch ? 'locks, leader, queue, tree or services' : 'locks, leader, queue, tree, services or watch'}`);
   }
   if (path === undefined) throw usageError(`${watch ? 'watch ' : ''}${viewName} needs a path, as in: zk-recipes ${watch ? 'watch ' : ''}${viewName} /locks/orders`);
-  if (extra.length > 0) throw usageError(`unexpected argument ${JSON.stringify(extra[0])}: one path at a time`);
+  if (extra.length > 0) throw usageError(`unexpected argument ${JSON.stringify(extra[0])}: ${viewName === 'services' ? 'a base path and one service name at most' : 'one path at a time'}`);
+  if (name !== undefined && (name === '' || name.includes('/') || name === '.' || name === '..')) {
+    throw usageError(`a service name is one node name (no '/'), got ${JSON.stringify(name)}`);
+  }
   try {
     validatePath(path);
   } catch (err) {
@@ -76,6 +83,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     view: viewName as ViewName,
     watch,
     path,
+    name,
     connect: values.connect ?? DEFAULT_CONNECT,
     json: values.json === true,
     timeoutMs: parseTimeout(values['timeout-ms']),
@@ -122,7 +130,12 @@ const TOPICS: Readonly<Record<ViewName | 'watch', string>> = {
   tree: `zk-recipes tree <path>
   The nodes under a path, with the recipe each belongs to and the role of each recipe node
   (holder, waiting, leader, item…). Shows at most 25 children a node and 2000 nodes in all.`,
-  watch: `zk-recipes watch <locks|leader|queue|tree> <path>
+  services: `zk-recipes services <base-path> [<name>]
+  The services registered under a base path, as Curator's curator-x-discovery lays them out
+  (<base-path>/<name>/<id>), with how many instances each has; with a name, that service's
+  instances: id, address, port, SSL port, registration type and payload (--json: the instances
+  as JSON).`,
+  watch: `zk-recipes watch <locks|leader|queue|tree|services> <path>
   Shows the view and updates it whenever it changes, using ZooKeeper watches (no polling), until
   Ctrl-C. A path that does not exist, at the start or later, is shown as missing and followed
   until it is created; one that stops holding the recipe is shown as such until it holds it again.`,
@@ -142,6 +155,7 @@ Commands:
   leader <path>           who leads an election, and the participants
   queue <path>            how deep a queue is, and how old its oldest item
   tree <path>             the nodes under a path, with the recipe each belongs to
+  services <path> [name]  the services registered under a base path, or one's instances
   watch <command> <path>  any of the above, updated live as it changes
   server                  a ZooKeeper server for development, until Ctrl-C
 

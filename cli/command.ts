@@ -13,10 +13,11 @@ export interface Report {
  * what it shows without reading again. `--json` prints the report itself.
  */
 export interface Command<R extends Report = Report> {
-  readonly name: 'locks' | 'leader' | 'queue' | 'tree';
+  readonly name: 'locks' | 'leader' | 'queue' | 'tree' | 'services';
   /** One line for the help text. */
   readonly summary: string;
-  read(reader: Reader, path: string): Promise<R>;
+  /** `name`: the second argument of a command that takes one (`services <base-path> <name>`). */
+  read(reader: Reader, path: string, name?: string): Promise<R>;
   render(report: R, nowMs: number): string;
 }
 

@@ -13,6 +13,7 @@ import { locksCommand } from './locks';
 import { NodeReader } from './NodeReader';
 import { queueCommand } from './queue';
 import { runServer } from './server';
+import { servicesCommand } from './services';
 import { treeCommand } from './tree';
 import { watchView } from './watch';
 
@@ -26,6 +27,7 @@ export const COMMANDS: Readonly<Record<ViewName, Command>> = Object.freeze({
   leader: leaderCommand as unknown as Command,
   queue: queueCommand as unknown as Command,
   tree: treeCommand as unknown as Command,
+  services: servicesCommand as unknown as Command,
 });
 
 /**
@@ -81,7 +83,7 @@ async function showOnce(command: Command, invocation: Extract<Invocation, { kind
   // Connecting has its own bound of timeoutMs, so that running out says why (see openClient).
   const client = await openClient(invocation.connect, invocation.timeoutMs, io.stop);
   try {
-    const report: Report = await command.read(new NodeReader(client, signal), invocation.path);
+    const report: Report = await command.read(new NodeReader(client, signal), invocation.path, invocation.name);
     io.stdout.write(invocation.json ? `${JSON.stringify(report, null, 2)}\n` : `${command.render(report, Date.now())}\n`);
   } finally {
     await client.close();

@@ -105,7 +105,7 @@ class LiveView {
     const signal = AbortSignal.any([this.stop, AbortSignal.timeout(this.invocation.timeoutMs)]);
     setMaxListeners(0, signal);
     try {
-      const report = await this.reader.reading(signal, (reader) => this.command.read(reader, this.invocation.path));
+      const report = await this.reader.reading(signal, (reader) => this.command.read(reader, this.invocation.path, this.invocation.name));
       this.show(report, stateOf(report));
     } catch (err) {
       if (this.stop.aborted) return;

@@ -35,7 +35,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
     const [port] = await freePorts(1);
     const nowhere = ['--connect', `127.0.0.1:${port}`];
     const cases: Array<[string[], RegExp]> = [
-      [['frob', '/x'], /^zk-recipes: unknown command "frob": use locks, leader, queue, tree or watch\n$/],
+      [['frob', '/x'], /^zk-recipes: unknown command "frob": use locks, leader, queue, tree, services or watch\n$/],
       [['locks'], /needs a path/],
       [['locks', 'relative/path'], /path "relative\/path" must start with '\/'/],
       [['locks', '/a//b'], /empty segment/],
@@ -46,7 +46,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
       [['locks', '/x', '--connect', 'no-port'], /^zk-recipes: --connect: must be "host:port/],
       [['watch'], /watch needs a command and a path/],
       [['watch', 'locks'], /watch locks needs a path/],
-      [['watch', 'watch', '/x'], /unknown command "watch": use locks, leader, queue or tree/],
+      [['watch', 'watch', '/x'], /unknown command "watch": use locks, leader, queue, tree or services/],
     ];
     for (const [argv, message] of cases) {
       const started = Date.now();
@@ -81,7 +81,7 @@ describe('zk-recipes CLI errors: one line on stderr and a documented exit code',
       expect(run.stdout).toContain('  3    the ensemble could not be reached');
     }
     expect((await cli(['locks', '--help'])).stdout).toMatch(/^zk-recipes locks <path>\n/);
-    expect((await cli(['watch', '--help'])).stdout).toMatch(/^zk-recipes watch <locks\|leader\|queue\|tree> <path>\n/);
+    expect((await cli(['watch', '--help'])).stdout).toMatch(/^zk-recipes watch <locks\|leader\|queue\|tree\|services> <path>\n/);
     expect((await cli(['--version'])).stdout).toMatch(/^zk-recipes \d+\.\d+\.\d+\n$/);
   });
 

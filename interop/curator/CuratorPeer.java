@@ -58,6 +58,10 @@ import org.apache.curator.framework.recipes.queue.QueueBuilder;
 import org.apache.curator.framework.recipes.queue.QueueConsumer;
 import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.framework.recipes.shared.SharedValue;
+import org.apache.curator.framework.recipes.shared.SharedValueListener;
+import org.apache.curator.framework.recipes.shared.SharedValueReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.x.discovery.ServiceCache;
@@ -462,6 +466,46 @@ public final class CuratorPeer {
                 reply.with("initialized", get(a, Atomic.class).initialize(str(a, "value")));
                 return;
 
+            // ---- SharedValue (values as UTF-8); each newer value is an event {"event":"sharedValueChanged","name","value"}
+            case "sharedValue.new": {
+                String valueName = str(a, "name");
+                SharedValue shared = new SharedValue(client, str(a, "path"), str(a, "seed").getBytes(StandardCharsets.UTF_8));
+                shared.getListenable().addListener(new SharedValueListener() {
+                    @Override
+                    public void valueHasChanged(SharedValueReader reader, byte[] newValue) {
+                        emit(event("sharedValueChanged").with("name", valueName).with("value", new String(newValue, StandardCharsets.UTF_8)));
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework c, ConnectionState state) {
+                        // the peer reports its states already
+                    }
+                });
+                shared.start();
+                define(a, new SharedValueHolder(shared));
+                return;
+            }
+            case "sharedValue.get":
+                get(a, SharedValueHolder.class).describe(reply);
+                return;
+            case "sharedValue.remember": {
+                // Curator's VersionedValue cannot be made outside its package: trySet uses the one kept here.
+                SharedValueHolder holder = get(a, SharedValueHolder.class);
+                holder.remembered = holder.shared.getVersionedValue();
+                holder.describe(reply);
+                return;
+            }
+            case "sharedValue.set":
+                get(a, SharedValueHolder.class).shared.setValue(str(a, "value").getBytes(StandardCharsets.UTF_8));
+                return;
+            case "sharedValue.trySet": {
+                SharedValueHolder holder = get(a, SharedValueHolder.class);
+                if (holder.remembered == null) throw new IllegalStateException("sharedValue.remember first");
+                reply.with("succeeded", holder.shared.trySetValue(holder.remembered, str(a, "value").getBytes(StandardCharsets.UTF_8)));
+                holder.describe(reply);
+                return;
+            }
+
             // ---- DistributedBarrier and DistributedDoubleBarrier (waits without timeoutMs wait as long as it takes)
             case "barrier.new":
                 define(a, new DistributedBarrier(client, str(a, "path")));
@@ -853,6 +897,26 @@ public final class CuratorPeer {
         @Override
         public void close() {
             selector.close();
+        }
+    }
+
+    /** A Curator SharedValue, and the versioned value its trySet commands compare against. */
+    private static final class SharedValueHolder implements Closeable {
+        final SharedValue shared;
+        VersionedValue<byte[]> remembered;
+
+        SharedValueHolder(SharedValue shared) {
+            this.shared = shared;
+        }
+
+        void describe(Json.Obj reply) {
+            VersionedValue<byte[]> seen = shared.getVersionedValue();
+            reply.with("value", new String(seen.getValue(), StandardCharsets.UTF_8)).with("version", seen.getVersion());
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            shared.close();
         }
     }
 

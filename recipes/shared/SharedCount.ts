@@ -1,17 +1,8 @@
 import { EventEmitter } from 'node:events';
 import debug from 'debug';
-import {
-  emitSafely,
-  IllegalStateError,
-  isZkError,
-  type NodeData,
-  NodeWatch,
-  validateClient,
-  validatePositiveInt,
-  validateRecipePath,
-  type ZkClient,
-} from '../../src/recipeKit';
+import { emitSafely, IllegalStateError, validateClient, validatePositiveInt, validateRecipePath, type ZkClient } from '../../src/recipeKit';
 import { AtomicValueCorruptError } from '../atomic/errors';
+import { SharedValue } from './SharedValue';
 
 const log = debug('zk-recipes:shared:count');
 
@@ -59,6 +50,7 @@ export interface SharedCountEvents {
 /**
  * An int shared through one node, wire-compatible with Curator's SharedCount: the node at `path`
  * holds the count as a 4-byte big-endian int, and updates are checked against the node's version.
+ * It is a SharedValue with an int codec, and follows the node as a SharedValue does.
  *
  * - `start()` creates the node with the seed if it is missing (parents as persistent nodes, as
  *   Curator's SharedValue does) and reads it; a node that exists keeps its value.
@@ -84,12 +76,10 @@ export interface SharedCountEvents {
 export class SharedCount extends EventEmitter<SharedCountEvents> {
   readonly client: ZkClient;
   readonly path: string;
-  private readonly seed: number;
+  /** The node, its watch and its versions; this class adds the int codec. */
+  private readonly shared: SharedValue;
   private value: VersionedCount;
-  /** The czxid of the node the value was read from: a re-created node is a new one, whatever its version. */
-  private czxid = -1n;
   private lifecycle: 'LATENT' | 'STARTED' | 'CLOSED' = 'LATENT';
-  private watch: NodeWatch | undefined;
   /** Set while the node seen last holds no count. */
   private corrupt: AtomicValueCorruptError | undefined;
 
@@ -97,23 +87,17 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
     super();
     this.client = validateClient(client, 'SharedCount');
     this.path = validateRecipePath(this.client, path, 'shared count');
-    this.seed = validateCount(seedValue, 'seedValue');
-    this.value = { count: this.seed, version: -1 };
+    const seed = validateCount(seedValue, 'seedValue');
+    this.value = { count: seed, version: -1 };
+    this.shared = new SharedValue(this.client, this.path, encodeCount(seed));
+    this.shared.on('changed', (bytes, version) => this.seen(bytes, version));
   }
 
   /** Creates the node with the seed if it is missing, then reads and watches it. Starts once. */
   async start(): Promise<void> {
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a SharedCount starts once (it is ${this.lifecycle})`, { path: this.path });
     this.lifecycle = 'STARTED';
-    try {
-      await this.client.create(this.path, { data: encodeCount(this.seed), createParents: 'persistent' });
-    } catch (err) {
-      if (!isZkError(err, 'NODEEXISTS')) throw err;
-    }
-    this.watch = new NodeWatch(this.client, this.path, (node) => this.seen(node), {
-      onError: (err) => log('%s: reading the count failed, again later: %s', this.path, String(err)),
-    });
-    this.seen(await this.watch.start());
+    await this.shared.start();
     if (this.corrupt) {
       const err = this.corrupt;
       this.close();
@@ -136,27 +120,22 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
   async setCount(newCount: number): Promise<void> {
     const count = validateCount(newCount, 'newCount');
     this.assertStarted();
-    const stat = await this.client.setData(this.path, encodeCount(count));
-    this.update(count, stat.version, stat.czxid);
+    await this.shared.setValue(encodeCount(count));
   }
 
   /**
    * Sets the count only if the node is still at `expectedVersion` (from `getVersionedValue()`).
-   * Resolves false when someone changed it since; the count seen is then read again, and a node
-   * found corrupt then rejects with AtomicValueCorruptError.
+   * Resolves false when someone changed it since; the count seen is then the newer one (read
+   * again unless it was already newer), and a node found corrupt then rejects with
+   * AtomicValueCorruptError.
    */
   async trySetCount(newCount: number, expectedVersion: number): Promise<boolean> {
     const count = validateCount(newCount, 'newCount');
     const version = validatePositiveInt(expectedVersion, 'expectedVersion', { min: 0, max: INT32_MAX });
     this.assertStarted();
-    try {
-      const stat = await this.client.setData(this.path, encodeCount(count), { version });
-      this.update(count, stat.version, stat.czxid);
-      return true;
-    } catch (err) {
-      if (!isZkError(err, 'BADVERSION')) throw err;
-    }
-    this.seen(await this.client.getData(this.path));
+    // The caller holds a version, not bytes: the bytes are the ones seen, which are compared only
+    // when their version is the one expected.
+    if (await this.shared.trySetValue({ value: this.shared.getValue(), version }, encodeCount(count))) return true;
     if (this.corrupt) throw this.corrupt;
     return false;
   }
@@ -164,7 +143,7 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
   /** Stops watching and drops the listeners. The node stays. Idempotent. */
   close(): void {
     this.lifecycle = 'CLOSED';
-    void this.watch?.close();
+    this.shared.close();
     this.removeAllListeners();
   }
 
@@ -172,29 +151,18 @@ export class SharedCount extends EventEmitter<SharedCountEvents> {
     if (this.lifecycle !== 'STARTED') throw new IllegalStateError(`the SharedCount is ${this.lifecycle}: call start() first`, { path: this.path });
   }
 
-  private seen(node: NodeData | null): void {
-    // Deleted: the count seen stays until the node comes back (the watch waits for it).
-    if (node === null) return;
-    const { version, czxid } = node.stat;
-    if (czxid === this.czxid && version <= this.value.version) return;
+  /** Each newer value the SharedValue sees, decoded. */
+  private seen(bytes: Buffer, version: number): void {
     let count: number;
     try {
-      count = decodeCount(node.data, this.path);
+      count = decodeCount(bytes, this.path);
     } catch (err) {
       // Kept as the newest version seen, so that the count seen before it is not trusted again.
       log('%s: version %d holds no count: %s', this.path, version, String(err));
       this.corrupt = err as AtomicValueCorruptError;
-      this.czxid = czxid;
       this.value = { count: this.value.count, version };
       return;
     }
-    this.update(count, version, czxid);
-  }
-
-  /** Keeps a value newer than the last one: a later version of the same node, or another node. */
-  private update(count: number, version: number, czxid: bigint): void {
-    if (czxid === this.czxid && version <= this.value.version) return;
-    this.czxid = czxid;
     this.corrupt = undefined;
     this.value = { count, version };
     log('%s: count %d at version %d', this.path, count, version);
