@@ -30,6 +30,9 @@ interface PromiseWithResolversLike {
 /** Failover after a crash takes this long; short for the example (see the README on choosing it). */
 const SESSION_TIMEOUT_MS = 3_000;
 
+/** Set once SIGTERM or SIGINT asked this candidate to stop: a wait that the close ends is no failure then. */
+let stopping = false;
+
 /** A candidate: leads while it can, and leaves cleanly on SIGTERM. */
 async function candidate(connectString: string, name: string): Promise<void> {
   const client = new ZkClient({ connectString, sessionTimeoutMs: SESSION_TIMEOUT_MS, id: name });
@@ -37,6 +40,7 @@ async function candidate(connectString: string, name: string): Promise<void> {
   // Closing the latch deletes its node now, so the next candidate leads at once; without it, the
   // others wait for the session to expire. Close on SIGTERM (and SIGINT) in every service.
   const stop = async () => {
+    stopping = true;
     await latch.close();
     await client.close();
     process.exit(0);
@@ -123,6 +127,9 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === 'candidate') {
   candidate(process.argv[3], process.argv[4]).catch((err: unknown) => {
+    // Stopped while it was still connecting: the close rejected that wait, and the stop handler
+    // ends the process.
+    if (stopping) return;
     console.error(err);
     process.exit(1);
   });
