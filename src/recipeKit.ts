@@ -33,7 +33,7 @@ export { markRetryable } from './retry/RetryPolicy';
 export { type CreateMode, type Stat } from './transport/Transport';
 export { StepLoop } from './util/StepLoop';
 export { abortReason, deferred, raceAbort, sleep } from './util/async';
-export { Deadline, DeadlineScope, TIMED_OUT, waitFor, withTimeLimit } from './util/deadline';
+export { Deadline, DeadlineScope, TIMED_OUT, waitFor } from './util/deadline';
 export { emitSafely, subscribe } from './util/events';
 export { linkedSignal } from './util/linkedSignal';
 export { now, startTimer } from './util/timers';

@@ -145,13 +145,3 @@ export class DeadlineScope {
     this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 }
-
-/** Runs `work` with a signal that aborts after `timeoutMs`; the timer ends with the work. */
-export async function withTimeLimit<T>(timeoutMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const scope = new DeadlineScope(Deadline.after(timeoutMs), undefined);
-  try {
-    return await work(scope.signal);
-  } finally {
-    scope.dispose();
-  }
-}
