@@ -117,19 +117,18 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
     throw err;
   });
-  const node = created;
   if (!created.aclSet && acl !== OPEN_ACL) {
     // The transport created it open (the native binding). An ephemeral node goes with its session:
     // its ACL is set in that session or not at all (in the next, the path is gone or, worse,
     // another session's node).
-    const session = ephemeral ? node.session : undefined;
-    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(node.path, acl, -1)).catch((err: unknown) => {
+    const session = ephemeral ? created.session : undefined;
+    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(created.path, acl, -1)).catch((err: unknown) => {
       // The caller hears the create failed: an open node it does not know of must not stay.
-      background.delete(node.path, -1, false, ephemeral ? node.session : undefined);
+      background.delete(created.path, -1, false, ephemeral ? created.session : undefined);
       throw err;
     });
   }
-  return { path: namespace.relative(node.path), session: node.session, stat: node.stat, children: node.children, parentStat: node.parentStat };
+  return { path: namespace.relative(created.path), session: created.session, stat: created.stat, children: created.children, parentStat: created.parentStat };
 }
 
 /** A create done, before its path is made relative again; `aclSet`: whether the create carried the ACL. */
