@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { InterProcessMutex } from '../../recipes/locks';
 import { Perms, type ZkClient } from '../../src';
-import { StateRecorder, randomRoot, timing } from '../helpers';
+import { transportFactory } from '../../src/client/chooseTransport';
+import { FaultProxy } from '../../src/testing';
+import type { CloseReason } from '../../src/transport/Transport';
+import { StateRecorder, TEST_TRANSPORT, nextEvent, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
 /** Every object the client holds its options or credentials in, reached as a debugger or a log line would. */
@@ -40,6 +43,34 @@ describe('credentials', () => {
     });
     client.start();
     await expect(client.blockUntilConnected({ timeoutMs: timing(30_000) })).rejects.toMatchObject({ code: 'AUTHFAILED' });
+  });
+
+  it('credentials refused after accepted ones that went out alone: the transport rejects them, though the first reply it read was an acceptance', async () => {
+    // The C client completes every add_auth still waiting with the first auth reply it reads. Here
+    // that reply is the acceptance of alice's credentials, sent (and seen by the proxy) before the
+    // refused ones are even added.
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const t = transportFactory(TEST_TRANSPORT)({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
+    try {
+      const closed = nextEvent<CloseReason>((resolve) => t.on('closed', resolve), 'the transport closing');
+      await nextEvent<void>((resolve) => t.on('connected', resolve), 'the transport connecting');
+      let refused: Promise<void> | undefined;
+      const stopIntercepting = proxy.intercept((chunk, { direction }) => {
+        if (direction === 'client->upstream' && refused === undefined && chunk.includes('alice:secret')) {
+          refused = t.addAuth('no-such-scheme', 'x');
+          refused.catch(() => undefined);
+        }
+        return 'forward';
+      });
+      const accepted = t.addAuth('digest', 'alice:secret');
+      accepted.catch(() => undefined);
+      expect(await closed).toBe('authFailed');
+      stopIntercepting();
+      expect(refused).toBeDefined();
+      await expect(refused).rejects.toMatchObject({ code: 'AUTHFAILED' });
+    } finally {
+      await t.close();
+    }
   });
 
   it('with accepted credentials, blockUntilConnected resolves once, CONNECTED, and the credentials hold from the first request', async () => {

@@ -91,6 +91,10 @@ export class NativeTransport implements Transport {
   private native: NativeHandle;
   private readonly events = new EventEmitter();
   private closed = false;
+  /** Calls waiting for the next connection (see `addAuth`). */
+  private readonly connectionWaiters = new Set<() => void>();
+  /** Why the C client closed the handle, once it has. */
+  private closedBy: CloseReason | undefined;
   /** Whether the last connection event said connected. */
   private live = false;
   /** Whether the current native handle is initialised (its init waits for a fresh turn of the event loop). */
@@ -287,6 +291,7 @@ export class NativeTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
+    this.wakeConnectionWaiters();
     log('closing handle %s', this.who);
     // A handle not yet initialised has nothing to close.
     if (!this.opened) return;
@@ -336,7 +341,10 @@ export class NativeTransport implements Transport {
         this.connectError = undefined;
         this.attempt = undefined;
         clearTimeout(this.nudgeTimer);
-        tell(() => this.events.emit('connected'));
+        tell(() => {
+          this.wakeConnectionWaiters();
+          this.events.emit('connected');
+        });
         return;
       case 'connecting':
         if (!this.live) return;
@@ -354,8 +362,12 @@ export class NativeTransport implements Transport {
         clearTimeout(this.nudgeTimer);
         const reason: CloseReason =
           arg === EXPIRED_STATE ? 'expired' : arg === AUTH_FAILED_STATE ? 'authFailed' : 'closed';
+        this.closedBy = reason;
         log('handle %s closed: %s', this.who, reason);
-        tell(() => this.events.emit('closed', reason));
+        tell(() => {
+          this.wakeConnectionWaiters();
+          this.events.emit('closed', reason);
+        });
         return;
       }
       default:
@@ -543,9 +555,48 @@ export class NativeTransport implements Transport {
     return this.call(path, (cb) => this.native.a_set_acl(path, version, nativeAcl, cb), () => undefined);
   }
 
-  addAuth(scheme: string, auth: string): Promise<void> {
+  /**
+   * Adds credentials, sent again on every later connection; resolves once the server has accepted
+   * them. The C client's answer to add_auth cannot say so: it completes every add_auth still waiting
+   * with the first auth reply it reads, which may be for other credentials. So acceptance is proven
+   * by the answer to a request sent after them on the same connection: the server reads a connection
+   * in order, and closes it at the first credentials it refuses. A connection lost on the way proves
+   * nothing; the C client sends every credential again on its next connection (a replacement handle
+   * is given them), and the proof is sought there.
+   */
+  async addAuth(scheme: string, auth: string): Promise<void> {
     this.auths.push([scheme, auth]);
-    return this.opening.then(() => this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined));
+    await this.opening;
+    let added = false;
+    for (;;) {
+      try {
+        if (!added) await this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined);
+        added = true;
+        await this.call('/', (cb) => this.native.a_exists('/', false, cb), () => undefined).catch((err: ServerError) => {
+          // A chroot not made yet: the server answered all the same.
+          if (err.code !== 'NONODE') throw err;
+        });
+        return;
+      } catch (err) {
+        // A refusal closes the handle: what else the call saw is the refusal.
+        if (this.native.state === AUTH_FAILED_STATE || this.closedBy === 'authFailed') throw serverError(C.ZAUTHFAILED, { path: '/' });
+        if (this.closed || (err as ServerError).code !== 'CONNECTIONLOSS') throw err;
+        // Kept by the C client (or given to the replacement handle) even when its call failed.
+        added = true;
+        if (!this.live) await this.nextConnection();
+      }
+    }
+  }
+
+  /** Resolves at the next connection, or once the transport is closed. */
+  private nextConnection(): Promise<void> {
+    return new Promise((resolve) => this.connectionWaiters.add(resolve));
+  }
+
+  private wakeConnectionWaiters(): void {
+    const waiters = [...this.connectionWaiters];
+    this.connectionWaiters.clear();
+    for (const wake of waiters) wake();
   }
 }
 
