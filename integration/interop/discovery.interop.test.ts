@@ -1,4 +1,4 @@
-import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance, type ServiceInstance, type ServiceProvider } from '../../recipes/discovery';
+import { JsonInstanceSerializer, ServiceDiscovery, createServiceInstance, type ServiceCache, type ServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import type { ZkClient } from '../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../src/testing';
 import { Clients, StateRecorder, eventually, randomRoot, timing } from '../helpers';
@@ -158,20 +158,22 @@ describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same ba
   /** Resolves once Curator's ServiceCache 'c' reports a change to exactly `ids` (after `since`). */
   const curatorCacheChangedTo = (ids: string[], since: number) =>
     peer.waitForEvent((e) => e.event === 'serviceCacheChanged' && e.name === 'c' && JSON.stringify(e.ids) === JSON.stringify(ids), { since });
-  /** Resolves once our provider's cache holds exactly `ids`. */
-  const providerHolds = (provider: ServiceProvider, ids: string[]) =>
+  /** Resolves once our cache holds exactly `ids`. */
+  const cacheHolds = (cache: ServiceCache, ids: string[], what = 'the cache') =>
     new Promise<void>((resolve, reject) => {
       const same = (l: ServiceInstance[]) => JSON.stringify(l.map((i) => i.id)) === JSON.stringify(ids);
-      if (same(provider.cache.getInstances())) return resolve();
-      const timer = setTimeout(() => reject(new Error(`the provider never held ${JSON.stringify(ids)}`)), timing(20_000));
+      if (same(cache.getInstances())) return resolve();
+      const timer = setTimeout(() => reject(new Error(`${what} never held ${JSON.stringify(ids)}`)), timing(20_000));
       const listener = (l: ServiceInstance[]) => {
         if (!same(l)) return;
         clearTimeout(timer);
-        provider.cache.off('changed', listener);
+        cache.off('changed', listener);
         resolve();
       };
-      provider.cache.on('changed', listener);
+      cache.on('changed', listener);
     });
+  /** Resolves once our provider's cache holds exactly `ids`. */
+  const providerHolds = (provider: ServiceProvider, ids: string[]) => cacheHolds(provider.cache, ids, 'the provider');
 
   it("a Java service registers and a Node ServiceProvider picks it, payload included; Curator unregisters it and the provider's cache drops it", async () => {
     const d = await discovery();
@@ -297,5 +299,79 @@ describe("ServiceDiscovery with Curator 5.4's curator-x-discovery on the same ba
     await eventually("Curator's cache holding n", async () => (await peer.request<{ ids: string[] }>('discovery.cache.ids', { name: 'c' })).ids.join() === 'n');
     await peer.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'api' });
     expect(await peer.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: true, instanceId: 'n', port: 7, description: 'back', weight: 7 });
+  });
+
+  /** A second JVM whose client reaches the server only through `proxy`, so that it alone can be partitioned. */
+  const peerBehind = async (proxy: FaultProxy, sessionTimeoutMs: number) => {
+    const java = await CuratorPeer.start(proxy.connectString, { label: 'curator-discovery-partitioned', sessionTimeoutMs });
+    await java.request('discovery.new', { name: 'd', basePath: base });
+    return java;
+  };
+  const sessionOf = async (java: CuratorPeer) => BigInt(`0x${(await java.request<{ sessionId: string }>('session')).sessionId}`);
+
+  it("Curator's client partitioned longer than its session: our ServiceCache and ServiceProvider see its instance go as the server expires the session, and come back as Curator registers it again in a new one", async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    await using java = await peerBehind(proxy, 6_000);
+    await java.request('discovery.register', { name: 'd', service: 'billing', instanceId: 'j', address: '10.0.0.7', port: 7000, description: 'partitioned', weight: 4 });
+    const d = await discovery();
+    const cache = d.serviceCache('billing');
+    await cache.start({ timeoutMs: timing(20_000) });
+    const provider = d.serviceProvider('billing');
+    await provider.start({ timeoutMs: timing(20_000) });
+    expect(cache.getInstances().map((i) => i.id)).toEqual(['j']);
+    expect(provider.getInstance()?.id).toBe('j');
+    const path = `${base}/billing/j`;
+    const oldSession = await sessionOf(java);
+    expect((await client.exists(path))?.ephemeralOwner).toBe(oldSession);
+
+    const mark = java.mark();
+    const gone = Promise.all([cacheHolds(cache, [], 'our cache'), providerHolds(provider, [])]);
+    proxy.blackhole();
+    // The server ends the session (and deletes its node) on its clock, Curator declares it LOST on
+    // its own: both happen, in either order, and the instance stays away until the heal.
+    await Promise.all([gone, java.waitForEvent({ event: 'state', state: 'LOST' }, { since: mark, timeoutMs: timing(40_000) })]);
+    expect(await client.exists(path)).toBeNull();
+    expect(provider.getInstance()).toBeNull();
+
+    const back = Promise.all([cacheHolds(cache, ['j'], 'our cache'), providerHolds(provider, ['j'])]);
+    proxy.heal();
+    await Promise.all([back, java.waitForEvent({ event: 'state', state: 'RECONNECTED' }, { since: mark, timeoutMs: timing(40_000) })]);
+    const newSession = await sessionOf(java);
+    expect(newSession).not.toBe(oldSession);
+    expect((await client.exists(path))?.ephemeralOwner).toBe(newSession);
+    expect(provider.getInstance()).toMatchObject({ id: 'j', address: '10.0.0.7', port: 7000, payload: { '@class': DETAILS_CLASS, description: 'partitioned', weight: 4 } });
+    expect(cache.getInstances()).toEqual([provider.getInstance()]);
+  });
+
+  it("Curator's ServiceCache and ServiceProvider keep their last list through a short partition of their client, then catch up with what Node registered and unregistered meanwhile", async () => {
+    await using proxy = await FaultProxy.start(server.connectString);
+    // A session much longer than the partition: the point is a reconnect in the same session.
+    await using java = await peerBehind(proxy, 20_000);
+    const d = await discovery();
+    const first = createServiceInstance({ name: 'api', id: 'n1', port: 1, payload: { description: 'first', weight: 1 } });
+    await d.registerService(first);
+    await java.request('discovery.cache.new', { name: 'c', discovery: 'd', service: 'api' });
+    await java.request('discovery.provider.new', { name: 'p', discovery: 'd', service: 'api' });
+    expect(await java.request('discovery.cache.ids', { name: 'c' })).toMatchObject({ ids: ['n1'] });
+    const session = await sessionOf(java);
+
+    const mark = java.mark();
+    proxy.cut();
+    await java.waitForEvent({ event: 'state', state: 'SUSPENDED' }, { since: mark });
+    await d.registerService(createServiceInstance({ name: 'api', id: 'n2', port: 2, payload: { description: 'second', weight: 2 } }));
+    await d.unregisterService(first);
+    // Cut off, Curator cannot have heard of either change: it serves the list it had.
+    expect(await java.request('discovery.cache.ids', { name: 'c' })).toMatchObject({ ids: ['n1'] });
+    expect(await java.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: true, instanceId: 'n1', description: 'first' });
+
+    const healed = java.mark();
+    const caughtUp = java.waitForEvent((e) => e.event === 'serviceCacheChanged' && e.name === 'c' && JSON.stringify(e.ids) === '["n2"]', { since: healed, timeoutMs: timing(40_000) });
+    proxy.heal();
+    await Promise.all([caughtUp, java.waitForEvent({ event: 'state', state: 'RECONNECTED' }, { since: mark, timeoutMs: timing(40_000) })]);
+    expect(java.eventLog.slice(mark, healed).filter((e) => e.event === 'serviceCacheChanged')).toEqual([]);
+    expect(java.eventLog.slice(mark).filter((e) => e.event === 'state').map((e) => e.state)).not.toContain('LOST');
+    expect(await sessionOf(java)).toBe(session);
+    await eventually("Curator's provider holding only n2", async () => (await java.request<{ ids: string[] }>('discovery.provider.allIds', { name: 'p' })).ids.join() === 'n2');
+    expect(await java.request('discovery.provider.getInstance', { name: 'p' })).toMatchObject({ found: true, instanceId: 'n2', port: 2, description: 'second', weight: 2 });
   });
 });
