@@ -2,7 +2,7 @@
  * `npm run bench -- [suites…] [--quick] [--connect host:port] [sizes…]`
  *
  * Suites: the scenarios in bench/scenarios/ (`uncontended`, `contended`, `handoff`, `rwlock`,
- * `leader`, `queue`, `transports`, `memory`; all of them when none is named) and `client` (the
+ * `leader`, `queue`, `cache`, `transports`, `memory`, `discovery`, `waiters`; all of them when none is named) and `client` (the
  * client framework against the bare binding). zk-recipes runs on each transport.
  *
  * Starts an embedded ZooKeeper through the testing harness (full JIT, fsync off), or uses the server
@@ -15,7 +15,7 @@
  * (both of those), --handoff-sessions 4, --rounds N (leader: failovers per library), --duration ms
  * (contended, rwlock), --iterations N (uncontended), --rw-sessions 8 (rwlock), --participants 5
  * (leader), --queue-sizes 1,4 (queue: N producers × N consumers), --queue-items M (queue),
- * --cache-nodes N (cache), --libs zk-recipes,curator,kazoo,redis.
+ * --cache-nodes N (cache), --discovery-instances N (discovery), --libs zk-recipes,curator,kazoo,redis.
  *
  * --quick is a smoke run with tiny sizes (CI): its figures mean nothing, no goal fails it, and it
  * writes bench/results-quick.md (never bench/results.md). A run of every scenario writes
@@ -57,6 +57,7 @@ interface Args {
   queueSizes: number[] | undefined;
   queueItems: number | undefined;
   cacheNodes: number | undefined;
+  discoveryInstances: number | undefined;
   libs: PeerId[] | undefined;
 }
 
@@ -88,6 +89,7 @@ export function parseArgs(argv: readonly string[]): Args {
     queueSizes: undefined,
     queueItems: undefined,
     cacheNodes: undefined,
+    discoveryInstances: undefined,
     libs: undefined,
   };
   let sizes: number[] | undefined;
@@ -144,6 +146,9 @@ export function parseArgs(argv: readonly string[]): Args {
         break;
       case '--cache-nodes':
         args.cacheNodes = positiveInt(flag, next());
+        break;
+      case '--discovery-instances':
+        args.discoveryInstances = positiveInt(flag, next());
         break;
       case '--libs': {
         const libs = (next() ?? '').split(',').filter(Boolean) as PeerId[];
@@ -260,6 +265,7 @@ async function main(): Promise<void> {
     queueSizes: args.queueSizes ?? [1, 4],
     queueItems: args.queueItems,
     cacheNodes: args.cacheNodes,
+    discoveryInstances: args.discoveryInstances,
   };
   const began = Date.now();
   const log = (message: string) => console.error(`[bench ${((Date.now() - began) / 1000).toFixed(1).padStart(5)} s] ${message}`);

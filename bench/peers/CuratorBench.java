@@ -10,10 +10,12 @@ import java.io.PrintStream;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,13 @@ import org.apache.curator.framework.recipes.queue.QueueConsumer;
 import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.ServiceProvider;
+import org.apache.curator.x.discovery.ServiceType;
+import org.apache.curator.x.discovery.UriSpec;
+import org.apache.curator.x.discovery.strategies.RoundRobinStrategy;
 
 /**
  * The Curator side of zk-recipes' lock benchmarks (bench only; the interop peer is interop/curator).
@@ -50,7 +59,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * items}} then {@code queue.run} (one DistributedQueue per producer or consumer, each on its own
  * session); {@code cache.load {path}} (a CuratorCache on session 0, until initialized), {@code
  * cache.expect {changes}}, {@code cache.await {timeoutMs}} (until that many NODE_CHANGED events),
- * {@code cache.stop}; {@code exit}. Every contender has its own lock object on its own thread, as Curator's
+ * {@code cache.stop}; {@code discovery.register {basePath, name, count}} (a ServiceDiscovery&lt;Map&gt; on
+ * session 0 registering that many DYNAMIC instances, one after another), {@code discovery.warm
+ * {basePath, name}} (a round-robin ServiceProvider on a ServiceDiscovery of its own, until started),
+ * {@code discovery.pick {durationMs, check}}, {@code discovery.stop}; {@code exit}. Every contender has its own lock object on its own thread, as Curator's
  * locks belong to threads.
  *
  * <p>Overlap check: a holder increments a shared AtomicInteger right after acquire() returns and
@@ -69,6 +81,7 @@ public final class CuratorBench {
     private Election election;
     private QueueRun queueRun;
     private CacheRun cacheRun;
+    private DiscoveryRun discoveryRun;
 
     public static void main(String[] args) throws Exception {
         // Only protocol lines may reach stdout.
@@ -159,6 +172,21 @@ public final class CuratorBench {
             case "cache.stop":
                 stopCache();
                 return;
+            case "discovery.register":
+                if (discoveryRun == null) discoveryRun = new DiscoveryRun();
+                discoveryRun.register(session(0), str(a, "basePath"), str(a, "name"), (int) num(a, "count"), reply);
+                return;
+            case "discovery.warm":
+                if (discoveryRun == null) discoveryRun = new DiscoveryRun();
+                discoveryRun.warm(session(0), str(a, "basePath"), str(a, "name"), reply);
+                return;
+            case "discovery.pick":
+                if (discoveryRun == null) throw new IllegalStateException("no provider is warmed");
+                discoveryRun.pick(num(a, "durationMs"), (int) num(a, "check"), reply);
+                return;
+            case "discovery.stop":
+                stopDiscovery();
+                return;
             case "contended":
                 contended(str(a, "path"), num(a, "durationMs"), reply);
                 return;
@@ -201,6 +229,7 @@ public final class CuratorBench {
 
     private void closeSessions() {
         stopCache();
+        stopDiscovery();
         stopElection();
         stopQueue();
         for (CuratorFramework client : clients) client.close();
@@ -683,6 +712,99 @@ public final class CuratorBench {
                     TimeUnit.NANOSECONDS.timedWait(progress, left);
                 }
                 reply.put("elapsedMs", (lastNs - startNs) / 1e6).put("events", events);
+            }
+        }
+    }
+
+    private void stopDiscovery() {
+        if (discoveryRun == null) return;
+        discoveryRun.close();
+        discoveryRun = null;
+    }
+
+    /**
+     * curator-x-discovery with Map payloads (what a zk-recipes instance's JSON names by default):
+     * one ServiceDiscovery that registers, another whose round-robin ServiceProvider picks.
+     */
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    private static final class DiscoveryRun {
+        /** Picks between two readings of the clock in the pick loop. */
+        private static final int PICK_BATCH = 256;
+        ServiceDiscovery<Map> registrar;
+        ServiceDiscovery<Map> reader;
+        ServiceProvider<Map> provider;
+
+        void register(CuratorFramework client, String basePath, String name, int count, Json reply) throws Exception {
+            closeQuietly(registrar);
+            registrar = ServiceDiscoveryBuilder.builder(Map.class).client(client).basePath(basePath).build();
+            registrar.start();
+            double[] micros = new double[count];
+            for (int k = 0; k < count; k++) {
+                Map<String, Object> payload = new LinkedHashMap<>();
+                payload.put("index", k);
+                ServiceInstance<Map> instance = ServiceInstance.<Map>builder().name(name).address("127.0.0.1").port(8080)
+                        .uriSpec(new UriSpec("{scheme}://{address}:{port}")).serviceType(ServiceType.DYNAMIC).payload(payload).build();
+                long t0 = System.nanoTime();
+                registrar.registerService(instance);
+                micros[k] = (System.nanoTime() - t0) / 1_000.0;
+            }
+            reply.putRaw("latUs", Json.array(micros, micros.length));
+        }
+
+        void warm(CuratorFramework client, String basePath, String name, Json reply) throws Exception {
+            closeQuietly(provider);
+            closeQuietly(reader);
+            provider = null;
+            reader = ServiceDiscoveryBuilder.builder(Map.class).client(client).basePath(basePath).build();
+            reader.start();
+            ServiceProvider<Map> p = reader.serviceProviderBuilder().serviceName(name).providerStrategy(new RoundRobinStrategy<>()).build();
+            long t0 = System.nanoTime();
+            p.start();
+            double elapsedMs = (System.nanoTime() - t0) / 1e6;
+            provider = p;
+            reply.put("elapsedMs", elapsedMs).put("instances", p.getAllInstances().size());
+        }
+
+        void pick(double durationMs, int check, Json reply) throws Exception {
+            if (provider == null) throw new IllegalStateException("no provider is warmed");
+            ServiceProvider<Map> p = provider;
+            long picks = 0;
+            int nulls = 0;
+            long t0 = System.nanoTime();
+            long end = t0 + (long) (durationMs * 1e6);
+            long now = t0;
+            while (now < end) {
+                for (int i = 0; i < PICK_BATCH; i++) if (p.getInstance() == null) nulls++;
+                picks += PICK_BATCH;
+                now = System.nanoTime();
+            }
+            Set<String> ids = new HashSet<>();
+            for (int i = 0; i < check; i++) {
+                ServiceInstance<Map> instance = p.getInstance();
+                if (instance == null) nulls++;
+                else ids.add(instance.getId());
+            }
+            StringBuilder idsJson = new StringBuilder("[");
+            for (String id : ids) idsJson.append(idsJson.length() > 1 ? "," : "").append(Json.quote(id));
+            reply.put("picks", picks).put("elapsedMs", (now - t0) / 1e6).put("nulls", nulls).putRaw("ids", idsJson.append(']').toString());
+        }
+
+        void close() {
+            // Closing a discovery unregisters its instances; a provider is closed on its own.
+            closeQuietly(provider);
+            closeQuietly(reader);
+            closeQuietly(registrar);
+            provider = null;
+            reader = null;
+            registrar = null;
+        }
+
+        private static void closeQuietly(java.io.Closeable c) {
+            if (c == null) return;
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.err.println("closing " + c + ": " + e);
             }
         }
     }

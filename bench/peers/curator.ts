@@ -11,6 +11,7 @@ import { delimiter, join } from 'node:path';
 import { locateCurator } from '../../interop/curatorInstallation';
 import { spawnGuardedJvm } from '../../src/testing/spawnJvm';
 import { LineProcess, RemotePeer } from './remote';
+import type { DiscoveryPicks, DiscoveryWarm } from './types';
 
 const SOURCE = join(__dirname, 'CuratorBench.java');
 const MAIN_CLASS = 'zkrecipes.bench.CuratorBench';
@@ -40,7 +41,29 @@ async function compile(): Promise<string> {
   return dir;
 }
 
-export async function startCurator(connectString: string, sessionTimeoutMs: number): Promise<RemotePeer> {
+/** The Curator driver: what every driver offers, and curator-x-discovery, which kazoo has no counterpart of. */
+export class CuratorPeer extends RemotePeer {
+  async discoveryRegister(basePath: string, name: string, count: number): Promise<number[]> {
+    const reply = await this.proc.request('discovery.register', { basePath, name, count }, 120_000 + count * 100);
+    return reply.latUs as number[];
+  }
+
+  async discoveryWarm(basePath: string, name: string): Promise<DiscoveryWarm> {
+    const reply = await this.proc.request('discovery.warm', { basePath, name }, 120_000);
+    return { elapsedMs: reply.elapsedMs as number, instances: reply.instances as number };
+  }
+
+  async discoveryPick(durationMs: number, check: number): Promise<DiscoveryPicks> {
+    const reply = await this.proc.request('discovery.pick', { durationMs, check }, durationMs + 120_000);
+    return { picks: reply.picks as number, elapsedMs: reply.elapsedMs as number, nulls: reply.nulls as number, ids: reply.ids as string[] };
+  }
+
+  async discoveryStop(): Promise<void> {
+    await this.proc.request('discovery.stop', {}, 120_000);
+  }
+}
+
+export async function startCurator(connectString: string, sessionTimeoutMs: number): Promise<CuratorPeer> {
   const install = locateCurator(); // throws HarnessSetupError with the install command
   const classDir = await compile();
   const { child } = spawnGuardedJvm({
@@ -63,7 +86,7 @@ export async function startCurator(connectString: string, sessionTimeoutMs: numb
   const proc = new LineProcess(child, 'Curator driver', 60_000);
   try {
     const versions = await proc.ready;
-    return new RemotePeer('curator', `Curator ${versions.curator ?? '5'}`, versions, proc, connectString, sessionTimeoutMs);
+    return new CuratorPeer('curator', `Curator ${versions.curator ?? '5'}`, versions, proc, connectString, sessionTimeoutMs);
   } catch (err) {
     await proc.close(1_000);
     throw err;

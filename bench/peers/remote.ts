@@ -127,7 +127,7 @@ function triples(flat: readonly number[]): Array<[number, number, number]> {
   return out;
 }
 
-/** A LockPeer whose sessions live in a driver process. */
+/** A LockPeer whose sessions live in a driver process (what both drivers offer; a driver's own extras are in a subclass). */
 export class RemotePeer implements LockPeer {
   readonly usesZooKeeper = true;
 
@@ -135,7 +135,7 @@ export class RemotePeer implements LockPeer {
     readonly id: PeerId,
     readonly label: string,
     readonly versions: Record<string, string>,
-    private readonly proc: LineProcess,
+    protected readonly proc: LineProcess,
     private readonly connectString: string,
     private readonly sessionTimeoutMs: number,
   ) {}

@@ -92,6 +92,24 @@ export interface CacheEventsRun {
   events: number;
 }
 
+export interface DiscoveryWarm {
+  /** From the provider's start (its ServiceCache's) to its return, the instances loaded, on the process's clock. */
+  elapsedMs: number;
+  /** Instances the provider could pick from then (`getAllInstances()`). */
+  instances: number;
+}
+
+export interface DiscoveryPicks {
+  /** `getInstance()` calls in the timed loop. */
+  picks: number;
+  /** The timed loop's length, on the process's clock. */
+  elapsedMs: number;
+  /** Picks that returned no instance (timed loop and check together): must be 0. */
+  nulls: number;
+  /** The distinct ids picked by the check after the timed loop. */
+  ids: string[];
+}
+
 /** Items per producer of a queue run: `items` spread evenly, the first producers taking the remainder. */
 export function itemsPerProducer(items: number, producers: number): number[] {
   return Array.from({ length: producers }, (_, k) => Math.floor(items / producers) + (k < items % producers ? 1 : 0));
@@ -160,6 +178,25 @@ export interface LockPeer {
   cacheAwait?(timeoutMs: number): Promise<CacheEventsRun>;
   /** Closes the cache. */
   cacheStop?(): Promise<void>;
+  /**
+   * Service discovery: on session 0, a ServiceDiscovery on `basePath` registers `count` DYNAMIC
+   * instances of service `name`, one after another (each built before its timing starts): the µs
+   * of each `registerService`. They stay registered until `discoveryStop`.
+   */
+  discoveryRegister?(basePath: string, name: string, count: number): Promise<number[]>;
+  /**
+   * Starts a ServiceProvider (round-robin) of service `name` under `basePath` on session 0 (a
+   * ServiceDiscovery of its own, registering nothing) and resolves once its start returns, its
+   * ServiceCache loaded.
+   */
+  discoveryWarm?(basePath: string, name: string): Promise<DiscoveryWarm>;
+  /**
+   * Calls the warmed provider's `getInstance()` in a tight loop for `durationMs`, then `check`
+   * more times, collecting the ids those return.
+   */
+  discoveryPick?(durationMs: number, check: number): Promise<DiscoveryPicks>;
+  /** Closes the provider and the discoveries (unregistering what `discoveryRegister` registered). */
+  discoveryStop?(): Promise<void>;
   /** Ends the peer (its process, for remote peers). */
   shutdown(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 /**
  * zk-recipes in this process, one ZkClient per session: InterProcessMutex (scenarios 1–3),
- * InterProcessReadWriteLock (rwlock), LeaderLatch (leader) and DistributedQueue (queue). One peer
+ * InterProcessReadWriteLock (rwlock), LeaderLatch (leader), DistributedQueue (queue), CuratorCache
+ * (cache) and ServiceDiscovery with its ServiceProvider (discovery). One peer
  * per transport: 'zk-recipes' on the protocol transport, 'zk-recipes-native' on the binding.
  */
 import { ZkClient } from '../../src';
@@ -9,14 +10,19 @@ import { LeaderLatch } from '../../recipes/leader';
 import { InterProcessMutex, InterProcessReadWriteLock } from '../../recipes/locks';
 import { DistributedQueue } from '../../recipes/queue';
 import { CuratorCache } from '../../recipes/cache';
+import { ServiceDiscovery, createServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import { HoldCounter, RwHoldCounter, clockUs } from './clock';
 import { XorShift32, sessionSeed } from './rng';
-import { itemsPerProducer, type CacheEventsRun, type CacheLoad, type ContendedRun, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
+import { itemsPerProducer, type CacheEventsRun, type CacheLoad, type ContendedRun, type DiscoveryPicks, type DiscoveryWarm, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
 
 /** A queue run that has consumed nothing for this long gives up (items were lost). */
 export const QUEUE_STALL_MS = 10_000;
 /** After the last item, how long consumers keep listening for a duplicate. */
 export const QUEUE_GRACE_MS = 100;
+/** How long a registration or a provider's first load may take. */
+const DISCOVERY_TIMEOUT_MS = 60_000;
+/** Picks between two readings of the clock in the pick loop. */
+const PICK_BATCH = 256;
 /** How long leader.start and leader.failover wait for a leader. */
 const LEADER_TIMEOUT_MS = 30_000;
 
@@ -70,6 +76,8 @@ export class ZkRecipesPeer implements LockPeer {
   private queued: { release: () => Promise<void>; done: Promise<void>; acquired: number[]; released: number[]; counter: HoldCounter } | undefined;
   private election: Election | undefined;
   private queue: QueueState | undefined;
+  /** The discovery that registered instances, and the one whose provider picks. */
+  private discoveries: { registrar?: ServiceDiscovery; reader?: ServiceDiscovery; provider?: ServiceProvider } = {};
   private cache: { cache: CuratorCache; expected: number; events: number; startUs: number; lastUs: number; wake: (() => void) | undefined } | undefined;
 
   constructor(
@@ -97,6 +105,7 @@ export class ZkRecipesPeer implements LockPeer {
 
   async closeSessions(): Promise<void> {
     await this.cacheStop().catch(() => undefined);
+    await this.discoveryStop().catch(() => undefined);
     await this.leaderStop().catch(() => undefined);
     await this.stopQueue().catch(() => undefined);
     const clients = this.clients;
@@ -407,6 +416,63 @@ export class ZkRecipesPeer implements LockPeer {
     const state = this.cache;
     this.cache = undefined;
     await state?.cache.close();
+  }
+
+  async discoveryRegister(basePath: string, name: string, count: number): Promise<number[]> {
+    await this.discoveries.registrar?.close();
+    const discovery = new ServiceDiscovery(this.session(0), basePath);
+    this.discoveries.registrar = discovery;
+    await discovery.start();
+    const lat: number[] = [];
+    for (let k = 0; k < count; k++) {
+      const instance = createServiceInstance({ name, address: '127.0.0.1', port: 8080, uriSpec: '{scheme}://{address}:{port}', payload: { index: k } });
+      const t0 = clockUs();
+      await discovery.registerService(instance, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+      lat.push(clockUs() - t0);
+    }
+    return lat;
+  }
+
+  async discoveryWarm(basePath: string, name: string): Promise<DiscoveryWarm> {
+    await this.discoveries.reader?.close();
+    const discovery = new ServiceDiscovery(this.session(0), basePath);
+    this.discoveries.reader = discovery;
+    await discovery.start();
+    const provider = discovery.serviceProvider(name);
+    const t0 = clockUs();
+    await provider.start({ timeoutMs: DISCOVERY_TIMEOUT_MS });
+    const elapsedMs = (clockUs() - t0) / 1000;
+    this.discoveries.provider = provider;
+    return { elapsedMs, instances: provider.getAllInstances().length };
+  }
+
+  async discoveryPick(durationMs: number, check: number): Promise<DiscoveryPicks> {
+    const provider = this.discoveries.provider;
+    if (!provider) throw new Error('no provider is warmed');
+    let picks = 0;
+    let nulls = 0;
+    const t0 = clockUs();
+    const end = t0 + durationMs * 1000;
+    let now = t0;
+    while (now < end) {
+      for (let i = 0; i < PICK_BATCH; i++) if (provider.getInstance() === null) nulls++;
+      picks += PICK_BATCH;
+      now = clockUs();
+    }
+    const ids = new Set<string>();
+    for (let i = 0; i < check; i++) {
+      const instance = provider.getInstance();
+      if (instance === null) nulls++;
+      else ids.add(instance.id);
+    }
+    return { picks, elapsedMs: (now - t0) / 1000, nulls, ids: [...ids] };
+  }
+
+  async discoveryStop(): Promise<void> {
+    const { registrar, reader } = this.discoveries;
+    this.discoveries = {};
+    // Closing a discovery closes its provider.
+    await Promise.all([registrar?.close(), reader?.close()]);
   }
 
   async shutdown(): Promise<void> {

@@ -31,6 +31,8 @@ export interface BenchOptions {
   queueItems: number | undefined;
   /** `cache` tree size (--cache-nodes); else the scenario's default. */
   cacheNodes: number | undefined;
+  /** `discovery` instances registered per round and warmed (--discovery-instances); else the scenario's default. */
+  discoveryInstances: number | undefined;
 }
 
 export interface BenchContext {
