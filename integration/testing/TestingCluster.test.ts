@@ -60,4 +60,33 @@ describe('TestingCluster', () => {
     expect(['leader', 'follower']).toContain(await follower.mode());
     expect(await client.exists(root)).not.toBeNull();
   });
+
+  it('with reconfigEnabled, adds a member and removes one through reconfig, and says so in /zookeeper/config', async () => {
+    await using growing = await TestingCluster.start(3, { forceSync: false, reconfigEnabled: true });
+    const admin = await clients.connect({ connectString: growing.connectString, ensembleTracker: false });
+    const config = async () => (await admin.getData('/zookeeper/config')).data.toString();
+    const clientPorts = (text: string) => [...text.matchAll(/;127\.0\.0\.1:(\d+)$/gm)].map((m) => Number(m[1])).sort();
+    const ports = () => growing.members.map((m) => m.port).sort();
+    expect(clientPorts(await config())).toEqual(ports());
+
+    const joiner = await growing.addMember();
+    expect(joiner.serverId).toBe(4);
+    expect(growing.members).toHaveLength(4);
+    await admin.sync('/');
+    expect(clientPorts(await config())).toEqual(ports());
+    expect(ports()).toContain(joiner.port);
+
+    const [first] = growing.members;
+    await growing.removeMember(first.serverId);
+    expect(growing.members.map((m) => m.serverId)).toEqual([2, 3, 4]);
+    await admin.sync('/');
+    expect(clientPorts(await config())).toEqual(ports());
+    await clients.closeAll();
+  });
+
+  it('refuses reconfiguration on an ensemble started without it, and proxiedLinks with it, before starting anything', async () => {
+    await expect(cluster.addMember()).rejects.toThrow(/reconfigEnabled/);
+    await expect(cluster.removeMember(1)).rejects.toThrow(/reconfigEnabled/);
+    await expect(TestingCluster.start(3, { proxiedLinks: true, reconfigEnabled: true })).rejects.toThrow(/not both/);
+  });
 });

@@ -8,6 +8,7 @@ import { now, startTimer } from '../util/timers';
 import { ConnectionState } from './ConnectionState';
 import type { ConnectionStateManager } from './ConnectionStateManager';
 import type { ResolvedClientOptions } from './options';
+import { EnsembleTracker } from './EnsembleTracker';
 import { Session } from './Session';
 import { stallDetector } from './StallDetector';
 import type { OneShotWatches } from './OneShotWatches';
@@ -54,13 +55,39 @@ export class Connection {
   private answeredSentAt = -Infinity;
   private fatal: ZkError | undefined;
   private readonly waiters = new Set<() => void>();
+  /** The servers (and chroot) of every new session: the given ones, then those the ensemble tracker found. */
+  private connectStringValue: string;
+  private readonly tracker: EnsembleTracker | undefined;
 
   constructor(
     private readonly options: ResolvedClientOptions,
     private readonly states: ConnectionStateManager,
     private readonly watches: OneShotWatches,
     private readonly createTransport: TransportFactory,
-  ) {}
+  ) {
+    this.connectStringValue = options.connectString;
+    this.tracker = options.ensembleTracker ? new EnsembleTracker((hosts) => this.updateServers(hosts)) : undefined;
+  }
+
+  /** The connect string in use: the given one, until the ensemble tracker moves the client. */
+  get connectString(): string {
+    return this.connectStringValue;
+  }
+
+  /**
+   * Moves the client to these servers ("host:port,…"), its chroot kept: the current session's
+   * transport (see Transport.updateServers), and every later session. The same servers in another
+   * order change nothing.
+   */
+  updateServers(hosts: string): void {
+    const slash = this.connectStringValue.indexOf('/');
+    const chroot = slash < 0 ? '' : this.connectStringValue.slice(slash);
+    const current = slash < 0 ? this.connectStringValue : this.connectStringValue.slice(0, slash);
+    if (sameServers(current, hosts)) return;
+    log('the ensemble moved: %s, was %s', hosts, current);
+    this.connectStringValue = hosts + chroot;
+    this.transport?.updateServers?.(hosts);
+  }
 
   /** What `util.inspect` shows: no transport, whose credentials stay out of logs. */
   [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
@@ -209,7 +236,7 @@ export class Connection {
   connectionTimeout(waitedMs: number, path?: string): ConnectionTimeoutError {
     const cause = this.transport?.lastConnectError;
     const why = cause ? `; the last attempt failed: ${cause.message}` : '';
-    return new ConnectionTimeoutError(`no connection to ${this.options.connectString} within ${Math.round(waitedMs)} ms${why}`, { path, cause });
+    return new ConnectionTimeoutError(`no connection to ${this.connectStringValue} within ${Math.round(waitedMs)} ms${why}`, { path, cause });
   }
 
   /**
@@ -221,6 +248,7 @@ export class Connection {
     this.releaseStallDetector?.();
     if (this.lifecycle === 'CLOSED') return;
     this.lifecycle = 'CLOSED';
+    this.tracker?.close();
     this.cancelLost?.();
     const t = this.transport;
     const session = this.sessionValue;
@@ -236,8 +264,8 @@ export class Connection {
   // ---------------------------------------------------------------- transport events
 
   private newTransport(): Transport {
-    const { connectString, sessionTimeoutMs, tls, maxFrameBytes } = this.options;
-    const t = this.createTransport({ connectString, sessionTimeoutMs, tls, maxFrameBytes });
+    const { sessionTimeoutMs, tls, maxFrameBytes } = this.options;
+    const t = this.createTransport({ connectString: this.connectStringValue, sessionTimeoutMs, tls, maxFrameBytes });
     // With credentials, a new session counts as connected only once the server has accepted them
     // all: a refusal then ends it before anyone could take it for a usable one.
     let unsettledAuths = this.options.authInfo.length;
@@ -276,18 +304,19 @@ export class Connection {
     this.cancelLost?.();
     this.cancelLost = undefined;
     if (this.sessionValue?.id !== t.sessionId) this.sessionValue = new Session(t.sessionId);
-    log('connected to %s, session %s, timeout %d ms', this.options.connectString, this.sessionValue, t.negotiatedSessionTimeoutMs);
+    log('connected to %s, session %s, timeout %d ms', this.connectStringValue, this.sessionValue, t.negotiatedSessionTimeoutMs);
     if (this.everConnected) this.states.set(ConnectionState.RECONNECTED);
     else {
       this.everConnected = true;
       this.states.set(ConnectionState.CONNECTED);
     }
     this.notifyWaiters();
+    this.tracker?.follow(t);
   }
 
   private onDisconnected(t: Transport, cause: Error | undefined): void {
     if (!this.connected) {
-      if (cause) log('connecting to %s: %s', this.options.connectString, cause.message);
+      if (cause) log('connecting to %s: %s', this.connectStringValue, cause.message);
       return;
     }
     this.connected = false;
@@ -296,7 +325,7 @@ export class Connection {
     const lostInMs = Math.max(0, heardAt + timeoutMs - lostMarginMs(timeoutMs) - now());
     log(
       'disconnected from %s (session %s%s); last heard from the server %d ms ago, LOST in %d ms',
-      this.options.connectString,
+      this.connectStringValue,
       this.sessionValue ?? '-',
       cause ? `: ${cause.message}` : '',
       Math.round(now() - heardAt),
@@ -359,4 +388,10 @@ function describeEnd(reason: SessionEndReason): string {
     case 'closed':
       return 'the client closed';
   }
+}
+
+/** Whether two "host:port,…" lists name the same servers, in any order. */
+function sameServers(a: string, b: string): boolean {
+  const servers = (list: string) => list.split(',').map((h) => h.trim()).sort().join(',');
+  return servers(a) === servers(b);
 }

@@ -181,6 +181,15 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return this.connection.session;
   }
 
+  /**
+   * The servers (and chroot) the client connects to: `connectString`, until the ensemble tracker
+   * (the `ensembleTracker` option) has moved it to the members the ensemble's configuration lists.
+   * Curator's `getCurrentConnectionString()`.
+   */
+  get currentConnectString(): string {
+    return this.connection.connectString;
+  }
+
   /** The current session's id while connected; 0n otherwise. Exact: session ids are 64-bit. */
   get sessionId(): bigint {
     return this.connection.live()?.session.id ?? 0n;
@@ -214,7 +223,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * `expireSession` in `zk-recipes/testing` needs.
    */
   getSessionCredentials(): SessionCredentials {
-    return { connectString: this.options.connectString, sessionId: this.connection.session?.id ?? 0n, sessionPassword: this.connection.sessionPassword };
+    return { connectString: this.connection.connectString, sessionId: this.connection.session?.id ?? 0n, sessionPassword: this.connection.sessionPassword };
   }
 
   /** Opens the connection. A client starts once. */

@@ -112,6 +112,17 @@ export interface ZkClientOptions {
    */
   enableCompression?: boolean;
   /**
+   * Follow the ensemble's membership, as Curator's EnsembleTracker (on by default there too): at
+   * every connection and on every change, the client reads the ensemble's configuration
+   * (`/zookeeper/config`, kept current by dynamic reconfiguration) and moves to the members it
+   * lists, the chroot kept, for this session and every later one (see `currentConnectString`). A
+   * connection to a server no longer listed is dropped, and the session goes on at one that is.
+   * An ensemble without dynamic reconfiguration, or a standalone server, lists none: nothing
+   * changes. Turn it off when clients must reach the servers by the addresses given here only
+   * (through a proxy, or a NAT), which the configuration does not know.
+   */
+  ensembleTracker?: boolean;
+  /**
    * Builds the transport, instead of `transport`. Tests may pass a fake.
    *
    * @internal A test seam: not in the published declarations.
@@ -137,6 +148,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   transport: 'protocol' as TransportName,
   compression: DEFAULT_COMPRESSION_PROVIDER,
   enableCompression: false,
+  ensembleTracker: true,
 });
 
 export type ResolvedClientOptions = Readonly<Required<Omit<ZkClientOptions, 'namespace' | 'aclProvider' | 'tls' | 'maxFrameBytes'>>> & {
@@ -205,6 +217,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     options.maxRequestBytes === undefined ? DEFAULT_CLIENT_OPTIONS.maxRequestBytes : validatePositiveInt(options.maxRequestBytes, 'maxRequestBytes', { min: 1024 });
   const compression = options.compression === undefined ? DEFAULT_CLIENT_OPTIONS.compression : validateCompressionProvider(options.compression);
   const enableCompression = options.enableCompression === undefined ? false : validateBoolean(options.enableCompression, 'enableCompression');
+  const ensembleTracker = options.ensembleTracker === undefined ? true : validateBoolean(options.ensembleTracker, 'ensembleTracker');
   return Object.freeze({
     connectString,
     sessionTimeoutMs,
@@ -223,6 +236,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     maxFrameBytes,
     compression,
     enableCompression,
+    ensembleTracker,
     // Chosen now, so that a native transport whose binding is not built fails here, before any I/O.
     transportFactory: options.transportFactory ?? transportFactory(transport),
   });

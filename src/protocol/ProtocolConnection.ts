@@ -228,6 +228,20 @@ export class ProtocolConnection {
     this.arm(this.connectTimeoutMs);
   }
 
+  /**
+   * Moves the session to a new list of servers (an ensemble that was reconfigured); the chroot
+   * stays. A connection to a server still listed (by the name it was reached by, or its address)
+   * stays up; one to a server no longer listed is dropped, and the next attempt takes a server of
+   * the new list: the session carries on, as after any lost connection.
+   */
+  updateHosts(hosts: readonly HostAddress[]): void {
+    this.hosts.replace(hosts);
+    const host = this.host;
+    log('session %s: servers now %s', this.idHex, this.hosts.order.map(formatHost).join(','));
+    if (this.phase !== 'connected' || host === undefined) return;
+    if (!this.hosts.has(host.port, [host.host, this.socket?.remoteAddress])) this.drop(new Error(`${formatHost(host)} is no longer a server of the ensemble`));
+  }
+
   /** The socket is up: ask for the session (ClientCnxn.primeConnection, whose rest waits for the answer). */
   private onSocketOpen(): void {
     this.phase = 'handshake';

@@ -54,6 +54,11 @@ export class ProtocolSocket {
    */
   private opening: Buffer | undefined = Buffer.alloc(0);
 
+  /** The peer's address, once connected. */
+  get remoteAddress(): string | undefined {
+    return this.socket.remoteAddress;
+  }
+
   /** What `util.inspect` shows: not the TLS socket, which keeps the connect options, key and passphrase included. */
   [inspect.custom](): string {
     return `ProtocolSocket { destroyed: ${this.destroyed} }`;

@@ -24,7 +24,8 @@ import type {
   Watcher,
   WatcherKind,
 } from '../transport/Transport';
-import type { Chroot } from './hosts';
+import { CONFIG_NODE } from '../transport/Transport';
+import { parseConnectString, type Chroot } from './hosts';
 import type { JuteReader, JuteWriter } from './jute';
 import { readMultiResults, writeMulti, writeMultiRead } from './multi';
 import { AddWatchModeCode, CreateFlags, ErrorCode, OpCode, WatcherTypeCode } from './opcodes';
@@ -271,7 +272,20 @@ export class ProtocolTransport implements Transport {
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
-    const serverPath = this.server(path);
+    return this.readData(path, this.server(path), watcher);
+  }
+
+  /** The ensemble's configuration node, whatever the chroot, as the Java client's getConfig. */
+  getConfig(watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
+    return this.readData(CONFIG_NODE, CONFIG_NODE, watcher);
+  }
+
+  /** See ProtocolConnection.updateHosts; `hosts` is "host:port,…", any chroot ignored. */
+  updateServers(hosts: string): void {
+    if (!this.isClosed) this.connection.updateHosts(parseConnectString(hosts).hosts);
+  }
+
+  private readData(path: string, serverPath: string, watcher: Watcher | undefined): Promise<{ data: Buffer; stat: Stat }> {
     return this.run(
       path,
       this.call(

@@ -85,13 +85,30 @@ export class HostList {
   /** Where the current round of attempts started; -1 before the first attempt and after a connection. */
   private roundStart = -1;
 
-  constructor(hosts: readonly HostAddress[], random: () => number = Math.random) {
+  constructor(
+    hosts: readonly HostAddress[],
+    private readonly random: () => number = Math.random,
+  ) {
+    this.hosts = [];
+    this.replace(hosts);
+  }
+
+  /** A new list (an ensemble that was reconfigured): shuffled, and tried from its start. */
+  replace(hosts: readonly HostAddress[]): void {
     if (hosts.length === 0) throw new InvalidArgumentError('a host list needs at least one server');
-    this.hosts = [...hosts];
-    for (let i = this.hosts.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [this.hosts[i], this.hosts[j]] = [this.hosts[j], this.hosts[i]];
+    const shuffled = [...hosts];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(this.random() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
     }
+    this.hosts.splice(0, this.hosts.length, ...shuffled);
+    this.current = -1;
+    this.roundStart = -1;
+  }
+
+  /** Whether a server of the list has this port and one of these names or addresses. */
+  has(port: number, names: ReadonlyArray<string | undefined>): boolean {
+    return this.hosts.some((h) => h.port === port && names.includes(h.host));
   }
 
   get size(): number {

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors';
 import { PeerLinks, type PeerLink } from './peerLinks';
 import { freePorts } from './ports';
 import { TestingServer, type TestingServerOptions } from './TestingServer';
+import { runZooKeeperCli } from './zooKeeperCli';
 
 /** Options of {@link TestingCluster.start}: those of every member, and how the members are linked. */
 export interface TestingClusterOptions extends Omit<TestingServerOptions, 'port' | 'dataDir'> {
@@ -11,6 +12,12 @@ export interface TestingClusterOptions extends Omit<TestingServerOptions, 'port'
    * between two members. Off by default: members then talk directly.
    */
   proxiedLinks?: boolean;
+  /**
+   * Dynamic reconfiguration on (`reconfigEnabled`), so that {@link TestingCluster.addMember} and
+   * {@link TestingCluster.removeMember} can change the membership while the ensemble serves. Off by
+   * default; not with `proxiedLinks`.
+   */
+  reconfigEnabled?: boolean;
 }
 
 /** How a member is cut off from its peers: connections reset, or silently nothing forwarded. */
@@ -39,11 +46,24 @@ export type IsolationMode = 'cut' | 'blackhole';
  */
 export class TestingCluster implements AsyncDisposable {
   private closed = false;
+  /** Every member started, removed ones included until closed; see {@link members}. */
+  private readonly started: TestingServer[];
 
   private constructor(
-    readonly members: readonly TestingServer[],
+    members: readonly TestingServer[],
     private readonly links: PeerLinks | undefined,
-  ) {}
+    /** The `server.N=` line of each member in the configuration, by server id; with reconfiguration only. */
+    private readonly lines: Map<number, string> | undefined,
+    private readonly serverOptions: Omit<TestingServerOptions, 'port' | 'dataDir'>,
+  ) {
+    this.started = [...members];
+  }
+
+  /** The members of the configuration (all of them, without reconfiguration), in server id order. */
+  get members(): readonly TestingServer[] {
+    const lines = this.lines;
+    return lines === undefined ? this.started : this.started.filter((m) => lines.has(m.serverId));
+  }
 
   /**
    * Starts an `n`-member ensemble and resolves once every member serves as leader or follower.
@@ -52,16 +72,19 @@ export class TestingCluster implements AsyncDisposable {
    */
   static async start(n = 3, options: TestingClusterOptions = {}): Promise<TestingCluster> {
     if (!Number.isInteger(n) || n < 1 || n > 9) throw new InvalidArgumentError(`an ensemble has 1 to 9 members, got ${n}`);
-    const { proxiedLinks, ...serverOptions } = options;
+    const { proxiedLinks, reconfigEnabled, ...serverOptions } = options;
+    if (proxiedLinks === true && reconfigEnabled === true) throw new InvalidArgumentError('an ensemble has proxiedLinks or reconfigEnabled, not both');
+    const reconfig = reconfigEnabled === true;
     const ports = await freePorts(3 * n);
     const real = Array.from({ length: n }, (_, i) => ({ quorumPort: ports[3 * i + 1], electionPort: ports[3 * i + 2] }));
     const links = proxiedLinks === true ? await PeerLinks.start(real) : undefined;
-    const direct = real.map((r, i) => `server.${i + 1}=127.0.0.1:${r.quorumPort}:${r.electionPort}`);
+    const direct = real.map((_, i) => serverLine(i + 1, ports.slice(3 * i, 3 * i + 3), reconfig));
     const members = Array.from(
       { length: n },
-      (_, i) => new TestingServer({ ...serverOptions, port: ports[3 * i] }, { serverId: i + 1, serverLines: links ? links.serverLines(i + 1) : direct }),
+      (_, i) => new TestingServer({ ...serverOptions, port: ports[3 * i] }, { serverId: i + 1, serverLines: links ? links.serverLines(i + 1) : direct, reconfig }),
     );
-    const cluster = new TestingCluster(members, links);
+    const lines = reconfig ? new Map(direct.map((line, i) => [i + 1, line])) : undefined;
+    const cluster = new TestingCluster(members, links, lines, serverOptions);
     try {
       await Promise.all(members.map((m) => m.start()));
     } catch (err) {
@@ -131,15 +154,71 @@ export class TestingCluster implements AsyncDisposable {
     for (const link of this.links?.all() ?? []) link.heal();
   }
 
+  /**
+   * Starts a new member and adds it to the configuration (`reconfig -add`, as an operator would:
+   * the joiner starts with the current membership and itself, then the ensemble takes it in).
+   * Resolves once the configuration holds it.
+   *
+   * @throws InvalidArgumentError when the ensemble was started without `reconfigEnabled`.
+   */
+  async addMember(): Promise<TestingServer> {
+    const lines = this.reconfigurable();
+    const serverId = Math.max(...this.started.map((m) => m.serverId)) + 1;
+    const ports = await freePorts(3);
+    const line = serverLine(serverId, ports, true);
+    const joiner = new TestingServer({ ...this.serverOptions, port: ports[0] }, { serverId, serverLines: [...lines.values(), line], reconfig: true });
+    this.started.push(joiner);
+    await joiner.start();
+    await this.reconfig(['-add', line]);
+    lines.set(serverId, line);
+    return joiner;
+  }
+
+  /**
+   * Takes member `serverId` out of the configuration (`reconfig -remove`). Its process keeps
+   * running, as after an operator's reconfig; stop it to take it away from its clients too.
+   *
+   * @throws InvalidArgumentError when the ensemble was started without `reconfigEnabled`, or
+   *   `serverId` is not a member.
+   */
+  async removeMember(serverId: number): Promise<TestingServer> {
+    const lines = this.reconfigurable();
+    const member = this.members.find((m) => m.serverId === serverId);
+    if (member === undefined) throw new InvalidArgumentError(`server ${serverId} is not a member`);
+    const via = this.members.find((m) => m !== member && m.isRunning) ?? member;
+    await this.reconfig(['-remove', String(serverId)], via);
+    lines.delete(serverId);
+    return member;
+  }
+
+  private reconfigurable(): Map<number, string> {
+    if (this.lines === undefined) throw new InvalidArgumentError('the ensemble was started without reconfigEnabled');
+    return this.lines;
+  }
+
+  /** Runs ZooKeeper's own CLI `reconfig` against a serving member, and checks that it took. */
+  private async reconfig(args: readonly string[], via?: TestingServer): Promise<void> {
+    const target = via ?? this.members.find((m) => m.isRunning);
+    if (target === undefined) throw new Error('no member runs to reconfigure the ensemble through');
+    const out = await runZooKeeperCli(['-server', target.connectString, 'reconfig', ...args]);
+    if (!/Committed new configuration/i.test(out)) throw new Error(`reconfig ${args.join(' ')} failed:\n${out.slice(-2000)}`);
+  }
+
   /** Kills every member and removes all data. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.members.map((m) => m.close()));
+    await Promise.all(this.started.map((m) => m.close()));
     await this.links?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** A member's `server.N=` line: quorum and election ports, and with reconfiguration its role and client address. */
+function serverLine(serverId: number, [clientPort, quorumPort, electionPort]: readonly number[], reconfig: boolean): string {
+  const peer = `server.${serverId}=127.0.0.1:${quorumPort}:${electionPort}`;
+  return reconfig ? `${peer}:participant;127.0.0.1:${clientPort}` : peer;
 }

@@ -44,6 +44,11 @@ export interface QuorumMembership {
   readonly serverId: number;
   /** `server.N=...` lines of every member. */
   readonly serverLines: readonly string[];
+  /**
+   * Dynamic reconfiguration on: the server lines carry each member's client address (none is given
+   * otherwise), and after its first start the server keeps its membership in its own files.
+   */
+  readonly reconfig?: boolean;
 }
 
 const DEFAULTS = Object.freeze({
@@ -223,6 +228,10 @@ export class TestingServer implements AsyncDisposable {
 
   private writeConfig(): void {
     const o = this.options;
+    const reconfig = this.membership?.reconfig === true;
+    // ZooKeeper rewrites the file of a member with reconfiguration on, and keeps the membership
+    // in a file of its own: a restart starts from those, not from the first membership.
+    if (reconfig && existsSync(this.configFile)) return;
     const lines: Record<string, string | number> = {
       tickTime: o.tickTimeMs,
       initLimit: 20,
@@ -242,8 +251,13 @@ export class TestingServer implements AsyncDisposable {
     let text = Object.entries(lines)
       .map(([k, v]) => `${k}=${v}`)
       .join('\n');
+    if (reconfig) {
+      // The client address is in the server lines; `reconfig` needs no superuser.
+      text = text.replace(/^clientPort(Address)?=.*\n/gm, '');
+      text += '\nstandaloneEnabled=false\nskipACL=yes';
+    }
     if (this.membership) {
-      text += `\n${this.membership.serverLines.join('\n')}\nreconfigEnabled=false\n`;
+      text += `\n${this.membership.serverLines.join('\n')}\nreconfigEnabled=${reconfig}\n`;
       if (!existsSync(this.dataDir)) mkdirSync(this.dataDir, { recursive: true });
       writeFileSync(join(this.dataDir, 'myid'), `${this.membership.serverId}\n`);
     }

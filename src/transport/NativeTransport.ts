@@ -14,7 +14,7 @@ import { serverError, ServerError } from '../errors';
 import { attemptFailure, inFlightFailureCode, initFailure, type Attempt } from './nativeFailures';
 import { showAs } from '../util/redact';
 import { normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
-import type { ACL, CloseReason, CreateMode, Stat, Transport, TransportEvents, TransportOptions, WatchEventType, Watcher } from './Transport';
+import { CONFIG_NODE, type ACL, type CloseReason, type CreateMode, type Stat, type Transport, type TransportEvents, type TransportOptions, type WatchEventType, type Watcher } from './Transport';
 
 const log = debug('zk-recipes:transport');
 
@@ -91,6 +91,8 @@ export class NativeTransport implements Transport {
   private native: NativeHandle;
   private readonly events = new EventEmitter();
   private closed = false;
+  /** The servers and chroot that handles connect to: the given ones until `updateServers`. */
+  private connectString: string;
   /** Calls waiting for the next connection (see `addAuth`). */
   private readonly connectionWaiters = new Set<() => void>();
   /** Why the C client closed the handle, once it has. */
@@ -123,6 +125,7 @@ export class NativeTransport implements Transport {
   private attempt: Attempt | undefined;
 
   constructor(private readonly options: TransportOptions) {
+    this.connectString = options.connectString;
     this.session = {
       id: options.sessionId ?? 0n,
       password: options.sessionId === undefined ? '0'.repeat(32) : normalizePassword(options.sessionPassword),
@@ -136,7 +139,7 @@ export class NativeTransport implements Transport {
   /** What `util.inspect` shows: where and in which session, not the credentials or the session password. */
   [inspect.custom](_depth: number, options: InspectOptions, show: typeof inspect = inspect): string {
     const session = this.session.id === 0n ? null : `0x${this.session.id.toString(16)}`;
-    return showAs('NativeTransport', { connectString: this.options.connectString, closed: this.closed, live: this.live, session }, options, show);
+    return showAs('NativeTransport', { connectString: this.connectString, closed: this.closed, live: this.live, session }, options, show);
   }
 
   /** Our session for logs: its id as ZooKeeper prints it, or that there is none yet. */
@@ -224,7 +227,7 @@ export class NativeTransport implements Transport {
       if (native === this.native) this.onNativeEvent(native, event, arg);
     };
     const config: Record<string, unknown> = {
-      connect: this.options.connectString,
+      connect: this.connectString,
       timeout: this.options.sessionTimeoutMs,
       debug_level: NATIVE_LOG_LEVEL,
       host_order_deterministic: false,
@@ -244,7 +247,7 @@ export class NativeTransport implements Transport {
         this.opened = true;
         if (initialised !== native) {
           this.attempt = undefined;
-          this.failedToConnect(initFailure(initialised as { code?: string; message?: string }, this.options.connectString));
+          this.failedToConnect(initFailure(initialised as { code?: string; message?: string }, this.connectString));
         } else {
           this.attempt = { startedAt: performance.now(), reachedServer: native.state === ASSOCIATING_STATE };
         }
@@ -517,10 +520,32 @@ export class NativeTransport implements Transport {
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
-    const map = (stat: NativeStat, data: Buffer | null) => ({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     return watcher
-      ? this.watchedCall(path, watcher, false, (w, cb) => this.native.aw_get(path, w, cb), map)
-      : this.call(path, (cb) => this.native.a_get(path, false, cb), map);
+      ? this.watchedCall(path, watcher, false, (w, cb) => this.native.aw_get(path, w, cb), toData)
+      : this.call(path, (cb) => this.native.a_get(path, false, cb), toData);
+  }
+
+  /** The C client reads the configuration node outside the chroot itself. */
+  getConfig(watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
+    return watcher
+      ? this.watchedCall(CONFIG_NODE, watcher, false, (w, cb) => this.native.aw_getconfig(w, cb), toData)
+      : this.call(CONFIG_NODE, (cb) => this.native.a_getconfig(false, cb), toData);
+  }
+
+  /**
+   * The C client's zoo_set_servers. When it decides to move (away from a server no longer listed,
+   * and, as the Java client, sometimes to balance the load when the list grows), it closes its
+   * socket inside the call and says nothing: that is handled as a connection dropped while sending
+   * (see `onDroppedDuringCall`), and the replacement handle connects to the new list. The C client
+   * tells servers apart by address alone, not port: of members that share a host, it cannot see
+   * that its own left, and moves only once that member stops serving it.
+   */
+  updateServers(hosts: string): void {
+    const slash = this.connectString.indexOf('/');
+    this.connectString = hosts + (slash < 0 ? '' : this.connectString.slice(slash));
+    if (!this.opened || this.closed) return;
+    this.native.set_servers(hosts);
+    if (this.live && this.native.state !== CONNECTED_STATE) this.onDroppedDuringCall(CONFIG_NODE);
   }
 
   setData(path: string, data: Buffer, version: number): Promise<Stat> {
@@ -598,6 +623,11 @@ export class NativeTransport implements Transport {
     this.connectionWaiters.clear();
     for (const wake of waiters) wake();
   }
+}
+
+/** A data reply: the data (none is empty) and the stat. */
+function toData(stat: NativeStat, data: Buffer | null): { data: Buffer; stat: Stat } {
+  return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
 }
 
 /** Builds a native transport; the default `TransportFactory`. */

@@ -216,7 +216,18 @@ export interface Transport {
   getAllChildrenNumber?(path: string): Promise<number>;
   /** Who the server thinks this session is. */
   whoAmI?(): Promise<ClientIdentity[]>;
+  /** The ensemble's configuration, {@link CONFIG_NODE} whatever the chroot, as the Java client's getConfig. */
+  getConfig?(watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }>;
+  /**
+   * Moves the session to these servers ("host:port,…"; the chroot stays): every later connection
+   * attempt goes to one of them. A connection to a server no longer listed is dropped, and the
+   * session goes on at one that is (the Java client's updateServerList).
+   */
+  updateServers?(hosts: string): void;
 }
+
+/** Where a ZooKeeper ensemble keeps its configuration (its members), outside every chroot. */
+export const CONFIG_NODE = '/zookeeper/config';
 
 /** The operations a transport may lack. */
 export type OptionalOperation =
