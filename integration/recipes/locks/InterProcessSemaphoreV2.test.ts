@@ -184,11 +184,13 @@ describe('InterProcessSemaphoreV2', () => {
     };
     const aGot = new InterProcessSemaphoreV2(a, path, { maxLeases: 1 }).acquire({ timeoutMs: timing(60_000) });
     aGot.catch(() => undefined);
-    const ownedBy = async (client: ZkClient, parent: string) => {
+    /** The children of `parent` that `client`'s session owns. */
+    const nodesOf = async (client: ZkClient, parent: string) => {
       const children = await childrenOf(h, parent);
       const stats = await Promise.all(children.map((c) => h.exists(`${parent}/${c}`)));
-      return stats.some((stat) => stat?.ephemeralOwner === client.sessionId);
+      return children.filter((_, i) => stats[i]?.ephemeralOwner === client.sessionId);
     };
+    const ownedBy = async (client: ZkClient, parent: string) => (await nodesOf(client, parent)).length > 0;
     // The struck create lands in the new session too, and a deletes that node before it starts
     // again: only the second create's node is the one a waits with, holding the internal mutex.
     await eventually("a's second lease node, in its new session", async () => leaseCreates >= 2 && ownedBy(a, `${path}/leases`));
@@ -197,7 +199,11 @@ describe('InterProcessSemaphoreV2', () => {
     await eventually('b to contend', async () => (await ownedBy(b, `${path}/locks`)) || ownedBy(b, `${path}/leases`));
     await held.release();
     const [aLease] = await aGot;
-    expect(await leases(h)).toEqual([aLease.node.split('/').pop()]);
+    // a holds with one lease node: the struck create's is gone. b, let into the internal mutex as
+    // soon as a leaves it, may have made its own lease node by now, to wait with.
+    expect(await nodesOf(a, `${path}/leases`)).toEqual([aLease.node.split('/').pop()]);
+    const others = (await leases(h)).filter((n) => n !== aLease.node.split('/').pop());
+    expect(others).toEqual(others.length === 0 ? [] : await nodesOf(b, `${path}/leases`));
     await aLease.release();
     const [bLease] = await bGot;
     expect(bLease.fencingToken).toBeGreaterThan(aLease.fencingToken);
