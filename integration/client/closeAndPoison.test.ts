@@ -1,7 +1,8 @@
 import { LeaderLatch, LeaderLatchClosedError, LeaderSelector } from '../../recipes/leader';
 import { InterProcessMutex, LockLostError } from '../../recipes/locks';
 import { ClientClosedError, InvalidArgumentError, MAX_DATA_BYTES } from '../../src';
-import { StateRecorder, aborted, randomRoot, timing } from '../helpers';
+import { FaultProxy } from '../../src/testing';
+import { StateRecorder, aborted, nextEvent, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
 describe('closing a client, and requests that cannot fit', () => {
@@ -30,6 +31,19 @@ describe('closing a client, and requests that cannot fit', () => {
     expect(states.since(mark)).toEqual([]);
     expect(signal.aborted).toBe(false);
     await lease.release();
+  });
+
+  it('a request in flight when close() resolves has settled, with ClientClosedError, even when the server no longer answers', async () => {
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 30_000 });
+    await client.create(root);
+    proxy.blackhole();
+    const read = client.getData(root);
+    read.catch(() => undefined);
+    await client.close();
+    // It ends with the close, not when the connection would time out (20 s here), in someone else's time.
+    const outcome = await Promise.race([read.then(() => 'resolved', (err: unknown) => err), nextEvent<string>(() => undefined, 'the read to settle', timing(2_000)).catch(() => 'still pending')]);
+    expect(outcome).toBeInstanceOf(ClientClosedError);
   });
 
   it('closing the client aborts its leases, ends its latches, and interrupts its selectors, saying why', async () => {

@@ -288,9 +288,20 @@ export class NativeTransport implements Transport {
    * whole process, and a lock holder's SUSPENDED came too late. So the handle is closed only once
    * that cannot block: when the server has just answered a probe (it answers the close as fast), or
    * when the C client has given the connection up (it then sends nothing). The promise resolves then,
-   * or after CLOSE_WAIT_MS with the close still to come.
+   * or after CLOSE_WAIT_MS with the close still to come; requests still waiting for a reply have
+   * failed with CLOSING by then, as on the protocol transport.
    */
   async close(): Promise<void> {
+    try {
+      await this.closeHandle();
+    } finally {
+      // What still waits for a reply ends with the close, not when the handle goes: that can be
+      // long after, when the server does not answer.
+      for (const fail of [...this.pending]) fail(serverError(C.ZCLOSING, { path: '/' }));
+    }
+  }
+
+  private async closeHandle(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.nudgeTimer);
