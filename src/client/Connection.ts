@@ -1,7 +1,7 @@
 import { inspect, type InspectOptions } from 'node:util';
 import debug from 'debug';
 import { ClientClosedError, ConnectionTimeoutError, IllegalStateError, SessionLostError, isZkError, serverError, type SessionEndReason, type ZkError } from '../errors';
-import type { Transport, TransportFactory } from '../transport/Transport';
+import { splitConnectString, type Transport, type TransportFactory } from '../transport/Transport';
 import { abortReason } from '../util/async';
 import { showAs } from '../util/redact';
 import { now, startTimer } from '../util/timers';
@@ -80,11 +80,9 @@ export class Connection {
    * order change nothing.
    */
   updateServers(hosts: string): void {
-    const slash = this.connectStringValue.indexOf('/');
-    const chroot = slash < 0 ? '' : this.connectStringValue.slice(slash);
-    const current = slash < 0 ? this.connectStringValue : this.connectStringValue.slice(0, slash);
-    if (sameServers(current, hosts)) return;
-    log('the ensemble moved: %s, was %s', hosts, current);
+    const { servers, chroot } = splitConnectString(this.connectStringValue);
+    if (sameServers(servers, hosts)) return;
+    log('the ensemble moved: %s, was %s', hosts, servers);
     this.connectStringValue = hosts + chroot;
     this.transport?.updateServers?.(hosts);
   }

@@ -4,7 +4,7 @@ import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
-import type { ACL, ClientIdentity, OptionalOperation, ReadOp, Stat, Transport, Watcher } from '../transport/Transport';
+import { splitConnectString, type ACL, type ClientIdentity, type OptionalOperation, type ReadOp, type Stat, type Transport, type Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
 import { showAs } from '../util/redact';
@@ -115,8 +115,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     this.aclFor = aclsFrom(this.options.aclProvider);
     this.ns = new Namespace(this.options.namespace, this.retry, this.aclFor);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
-    const slash = this.options.connectString.indexOf('/');
-    this.chroot = slash < 0 ? '' : this.options.connectString.slice(slash);
+    this.chroot = splitConnectString(this.options.connectString).chroot;
   }
 
   /** What `util.inspect` (and `console.log`) show: the options, with their secrets redacted, and the state. */

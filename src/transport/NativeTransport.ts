@@ -14,7 +14,7 @@ import { serverError, ServerError } from '../errors';
 import { attemptFailure, inFlightFailureCode, initFailure, type Attempt } from './nativeFailures';
 import { showAs } from '../util/redact';
 import { normalizePassword, sessionIdFromHex, sessionIdToHex, toStat, type NativeStat } from './nativeValues';
-import { CONFIG_NODE, type ACL, type CloseReason, type CreateMode, type Stat, type Transport, type TransportEvents, type TransportOptions, type WatchEventType, type Watcher } from './Transport';
+import { CONFIG_NODE, splitConnectString, type ACL, type CloseReason, type CreateMode, type Stat, type Transport, type TransportEvents, type TransportOptions, type WatchEventType, type Watcher } from './Transport';
 
 const log = debug('zk-recipes:transport');
 
@@ -552,8 +552,7 @@ export class NativeTransport implements Transport {
    * that its own left, and moves only once that member stops serving it.
    */
   updateServers(hosts: string): void {
-    const slash = this.connectString.indexOf('/');
-    this.connectString = hosts + (slash < 0 ? '' : this.connectString.slice(slash));
+    this.connectString = hosts + splitConnectString(this.connectString).chroot;
     if (!this.opened || this.closed) return;
     this.native.set_servers(hosts);
     if (this.live && this.native.state !== CONNECTED_STATE) this.onDroppedDuringCall(CONFIG_NODE);

@@ -229,6 +229,12 @@ export interface Transport {
 /** Where a ZooKeeper ensemble keeps its configuration (its members), outside every chroot. */
 export const CONFIG_NODE = '/zookeeper/config';
 
+/** A connect string's servers ("host:port,…") and its chroot (from the first '/'; '' when none). */
+export function splitConnectString(connectString: string): { servers: string; chroot: string } {
+  const slash = connectString.indexOf('/');
+  return slash < 0 ? { servers: connectString, chroot: '' } : { servers: connectString.slice(0, slash), chroot: connectString.slice(slash) };
+}
+
 /** The operations a transport may lack. */
 export type OptionalOperation =
   | 'create2'
