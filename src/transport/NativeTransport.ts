@@ -297,7 +297,7 @@ export class NativeTransport implements Transport {
     } finally {
       // What still waits for a reply ends with the close, not when the handle goes: that can be
       // long after, when the server does not answer.
-      for (const fail of [...this.pending]) fail(serverError(C.ZCLOSING, { path: '/' }));
+      this.failPending(C.ZCLOSING, '/');
     }
   }
 
@@ -446,7 +446,7 @@ export class NativeTransport implements Transport {
       this.replaceHandle();
       this.nudge();
     }
-    for (const fail of [...this.pending]) fail(serverError(C.ZCONNECTIONLOSS, { path }));
+    this.failPending(C.ZCONNECTIONLOSS, path);
     this.events.emit('connecting');
   }
 
@@ -607,10 +607,8 @@ export class NativeTransport implements Transport {
       try {
         if (!added) await this.call('/', (cb) => this.native.add_auth(scheme, auth, cb), () => undefined);
         added = true;
-        await this.call('/', (cb) => this.native.a_exists('/', false, cb), () => undefined).catch((err: ServerError) => {
-          // A chroot not made yet: the server answered all the same.
-          if (err.code !== 'NONODE') throw err;
-        });
+        // A chroot not made yet (no node) is an answer all the same.
+        await this.exists('/');
         return;
       } catch (err) {
         // A refusal closes the handle: what else the call saw is the refusal.
@@ -621,6 +619,11 @@ export class NativeTransport implements Transport {
         if (!this.live) await this.nextConnection();
       }
     }
+  }
+
+  /** Fails every call waiting for a reply with `code`. */
+  private failPending(code: number, path: string): void {
+    for (const fail of [...this.pending]) fail(serverError(code, { path }));
   }
 
   /** Resolves at the next connection, or once the transport is closed. */
