@@ -4,9 +4,9 @@ import type { CreateMode, Op, OpResult, Stat } from '../transport/Transport';
 import { raceAbort } from '../util/async';
 import { linkedSignal } from '../util/linkedSignal';
 import { startTimer } from '../util/timers';
-import { toData, validateBoolean, validateOptions, validateSignal, validateTimeout } from '../validate';
+import { toData, validateOptions, validateSignal, validateTimeout } from '../validate';
 import type { AclForPath } from './acls';
-import { compressData, type CompressionProvider } from './compression';
+import { compressData, compressionWanted, type CompressionProvider } from './compression';
 import type { Namespace } from './Namespace';
 import type { RetryLoop } from './RetryLoop';
 import type { Session } from './Session';
@@ -234,7 +234,7 @@ export class Transaction {
   }
 
   private compressionWanted(flag: unknown): boolean {
-    return flag === undefined ? this.compression.enabled : validateBoolean(flag, 'compressed');
+    return compressionWanted(flag, this.compression.enabled);
   }
 
   /** The ops with the data of those asked compressed, compressed. */

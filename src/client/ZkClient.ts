@@ -18,7 +18,7 @@ import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
 import { createNode, type CreatedNode } from './createNode';
 import { Namespace } from './Namespace';
-import { compressData, decompressData } from './compression';
+import { compressData, compressionWanted, decompressData } from './compression';
 import type {
   BlockUntilConnectedOptions,
   CreateOptions,
@@ -343,7 +343,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Whether an operation's data is compressed: its own `compressed` flag, else the client's `enableCompression`. */
   private compressionWanted(flag: unknown): boolean {
-    return flag === undefined ? this.options.enableCompression : validateBoolean(flag, 'compressed');
+    return compressionWanted(flag, this.options.enableCompression);
   }
 
   /**

@@ -2,7 +2,7 @@
 import { promisify } from 'node:util';
 import { constants, gunzip, gzip } from 'node:zlib';
 import { CompressionError, InvalidArgumentError } from '../errors';
-import { describeValue } from '../validate';
+import { describeValue, validateBoolean } from '../validate';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -81,6 +81,11 @@ export function validateCompressionProvider(provider: unknown): CompressionProvi
     throw new InvalidArgumentError(`compression must be a CompressionProvider, an object with compress(path, data) and decompress(path, data) methods, got ${describeValue(provider)}`);
   }
   return p as CompressionProvider;
+}
+
+/** Whether an operation's data is compressed: its own `compressed` flag if given, else `enabled` (the client's `enableCompression`). */
+export function compressionWanted(flag: unknown, enabled: boolean): boolean {
+  return flag === undefined ? enabled : validateBoolean(flag, 'compressed');
 }
 
 /** Compresses data for a write at `path`; a provider's failure becomes a CompressionError. */
