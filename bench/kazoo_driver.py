@@ -1,8 +1,10 @@
 """The kazoo side of zk-recipes' lock benchmarks. Run with Debian's /usr/bin/python3 (python3-kazoo).
 
 Everything runs in this one process: the orchestrator (bench/peers/remote.ts) sends one command at a
-time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: ``open {connect,
-sessions, sessionTimeoutMs}`` opens that many KazooClients (one ZooKeeper session each); ``close``;
+time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: ``open {connects,
+sessions, sessionTimeoutMs}`` opens that many KazooClients (one ZooKeeper session each; ``connects``
+holds connect strings separated by spaces, and session i connects to the (i mod their number)-th,
+so that on an ensemble every library spreads its sessions alike); ``close``;
 ``uncontended {path, iterations}``; ``contended {path, durationMs}`` (one thread per open session);
 ``handoff.queue {path, waiters}`` then ``handoff.run``; ``rwlock {path, durationMs, writePercent}``
 (one thread per open session, each with its own ReadLock and WriteLock); ``leader.start {path}``,
@@ -225,10 +227,10 @@ class Driver:
 
     # ------------------------------------------------------------ sessions
 
-    def open(self, connect, sessions, session_timeout_ms):
+    def open(self, connects, sessions, session_timeout_ms):
         self.close()
-        for _ in range(int(sessions)):
-            client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0)
+        for i in range(int(sessions)):
+            client = KazooClient(hosts=connects[i % len(connects)], timeout=session_timeout_ms / 1000.0)
             self.clients.append(client)
             client.start(timeout=30)
 
@@ -709,7 +711,7 @@ def main():
                 emit({"id": rid, "ok": True})
                 break
             if cmd == "open":
-                driver.open(request["connect"], request["sessions"], request["sessionTimeoutMs"])
+                driver.open(request["connects"].split(" "), request["sessions"], request["sessionTimeoutMs"])
                 result = {}
             elif cmd == "close":
                 driver.close()

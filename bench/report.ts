@@ -23,6 +23,21 @@ export function fmtNum(n: number | undefined): string {
   return n.toFixed(2);
 }
 
+/**
+ * The per-member column of an ensemble run: its header, and a cell of one figure per member
+ * ("6.00 / 0 / 0"), in the order `members` names them. Nothing on one server.
+ */
+export function memberColumn(members: string | undefined, what: string): { header: string[]; cell(values: readonly number[]): string[] } {
+  if (members === undefined) return { header: [], cell: () => [] };
+  return { header: [`${what} by member (${members})`], cell: (values) => [values.length > 0 ? values.map((v) => (v === 0 ? '0' : fmtNum(v))).join(' / ') : 'n/a'] };
+}
+
+/** What an ensemble run's figures are, for a scenario's text: '' on one server. */
+export function ensembleNote(members: string | undefined): string {
+  if (members === undefined) return '';
+  return ` On the ensemble (${members}), session i of every library is on entry i mod the members' number, so the first session is on a follower and every write is forwarded through the leader; server packets and bytes are summed over the members (a member counts its own clients' requests, responses and watch notifications, not the traffic between members), and the last column splits the packets by member.`;
+}
+
 /** Judges `value` (a ratio or any figure) against a bound. */
 export function judge(goal: string, value: number, bound: number, better: 'lower' | 'higher', figure = fmtRatio(value)): Goal {
   if (!Number.isFinite(value)) return { goal, figure: 'n/a', status: 'not measured' };

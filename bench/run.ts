@@ -1,15 +1,17 @@
 /**
- * `npm run bench -- [suites…] [--quick] [--connect host:port] [sizes…]`
+ * `npm run bench -- [suites…] [--quick] [--connect host:port | --ensemble N] [sizes…]`
  *
  * Suites: the scenarios in bench/scenarios/ (`uncontended`, `contended`, `handoff`, `rwlock`,
  * `leader`, `queue`, `cache`, `transports`, `memory`, `discovery`, `waiters`; all of them when none is named) and `client` (the
  * client framework against the bare binding). zk-recipes runs on each transport.
  *
- * Starts an embedded ZooKeeper through the testing harness (full JIT, fsync off), or uses the server
- * given with --connect, and measures zk-recipes, Curator 5 (a Java driver), kazoo (a Python
- * driver) and, in the first two scenarios, a Redis lock as an outside reference: same scenarios,
- * same session counts, same server, libraries interleaved round by round. A library that is not
- * installed is skipped with a note naming its install command.
+ * Starts an embedded ZooKeeper through the testing harness (full JIT, fsync off), or an ensemble of N
+ * of them (--ensemble N: uncontended, contended and handoff only; session i of every library on one
+ * member, see deployment.ts), or uses the server given with --connect, and measures zk-recipes,
+ * Curator 5 (a Java driver), kazoo (a Python driver) and, in the first two scenarios, a Redis lock
+ * as an outside reference: same scenarios, same session counts, same server, libraries interleaved
+ * round by round. A library that is not installed is skipped with a note naming its install
+ * command.
  *
  * Sizes and lengths: --sessions 2,8,32 (contended), --waiters 100,1000 (handoff), --sizes N,M
  * (both of those), --handoff-sessions 4, --rounds N (leader: failovers per library), --duration ms
@@ -19,21 +21,24 @@
  *
  * --quick is a smoke run with tiny sizes (CI): its figures mean nothing, no goal fails it, and it
  * writes bench/results-quick.md (never bench/results.md). A run of every scenario writes
- * bench/results.md and bench/results.svg; a run of some writes bench/results/<suites>.md. The
+ * bench/results.md and bench/results.svg; a run of some writes bench/results/<suites>.md. An
+ * ensemble run says so in its headings and its file names (results/<suites>-ensemble3.md,
+ * results-quick-ensemble3.md), so that it sits beside the standalone run. The
  * process exits non-zero when a library failed or a lock's holds overlapped, never over a timing.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ZkClient } from '../src';
-import { HarnessSetupError, TestingServer } from '../src/testing';
+import { HarnessSetupError } from '../src/testing';
 import { transportFactory } from '../src/client/chooseTransport';
 import { clientTable, runClientBench } from './client';
+import { ENSEMBLE_SIZES, external, startEnsemble, startStandalone, type Deployment } from './deployment';
 import { machine } from './env';
 import { startCurator } from './peers/curator';
 import { KAZOO_PYTHON, kazooMissing, startKazoo } from './peers/kazoo';
 import { REDIS_MUTEX_OPTIONS, RedisPeer, redisMissing } from './peers/redis';
-import { PEER_ORDER, type LockPeer, type PeerId, type SkippedPeer } from './peers/types';
+import { PEER_ORDER, type LockPeer, type PeerId, type SkippedPeer, type Spread } from './peers/types';
 import { ZkRecipesPeer } from './peers/zkRecipes';
 import { goalsTable, ratioChart } from './report';
 import { loadScenarios } from './scenarios';
@@ -41,11 +46,15 @@ import type { BenchContext, BenchOptions, Goal, RatioBar, Scenario } from './sce
 import { ServerProbe } from './server';
 
 const SESSION_TIMEOUT_MS = 30_000;
+/** The scenarios an ensemble run measures: the mutex's, where the production shape changes the figures most. */
+const ENSEMBLE_SUITES: readonly string[] = ['uncontended', 'contended', 'handoff'];
 
 interface Args {
   suites: string[];
   quick: boolean;
   connect: string | undefined;
+  /** Members of the ensemble to start (--ensemble), instead of one server. */
+  ensemble: number | undefined;
   sessions: number[] | undefined;
   waiters: number[] | undefined;
   handoffSessions: number | undefined;
@@ -78,6 +87,7 @@ export function parseArgs(argv: readonly string[]): Args {
     suites: [],
     quick: false,
     connect: undefined,
+    ensemble: undefined,
     sessions: undefined,
     waiters: undefined,
     handoffSessions: undefined,
@@ -109,6 +119,10 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--connect':
         args.connect = next();
         if (!args.connect) throw new Error('--connect takes host:port');
+        break;
+      case '--ensemble':
+        args.ensemble = positiveInt(flag, next());
+        if (args.ensemble < ENSEMBLE_SIZES.min || args.ensemble > ENSEMBLE_SIZES.max) throw new Error(`--ensemble takes ${ENSEMBLE_SIZES.min} to ${ENSEMBLE_SIZES.max} members, got ${args.ensemble}`);
         break;
       case '--sessions':
         args.sessions = positiveInts(flag, next());
@@ -164,29 +178,34 @@ export function parseArgs(argv: readonly string[]): Args {
   }
   args.sessions ??= sizes;
   args.waiters ??= sizes;
+  if (args.ensemble !== undefined) {
+    if (args.connect !== undefined) throw new Error('--ensemble starts an ensemble of its own: not with --connect');
+    const other = args.suites.filter((s) => !ENSEMBLE_SUITES.includes(s));
+    if (args.suites.length === 0 || other.length > 0) throw new Error(`--ensemble runs ${ENSEMBLE_SUITES.join(', ')} only; name some of them${other.length > 0 ? `, not ${other.join(', ')}` : ''}`);
+  }
   return args;
 }
 
 /** Starts the libraries the scenarios need; a missing installation is a skip, anything else an error. */
-async function startPeers(args: Args, connectString: string, scenarios: readonly Scenario[]): Promise<{ peers: LockPeer[]; skipped: SkippedPeer[] }> {
+async function startPeers(args: Args, spread: Spread, scenarios: readonly Scenario[]): Promise<{ peers: LockPeer[]; skipped: SkippedPeer[] }> {
   const wanted = (id: PeerId) => !args.libs || args.libs.includes(id);
   const needsRedis = scenarios.some((s) => s.name === 'uncontended' || s.name === 'contended');
   const skipped: SkippedPeer[] = [];
   const starting: Array<Promise<LockPeer | undefined>> = [];
   const m = machine(KAZOO_PYTHON);
-  const zkRecipes = new ZkRecipesPeer(connectString, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes }, `zk-recipes ${m.zkRecipesVersion} (protocol)`);
+  const zkRecipes = new ZkRecipesPeer(spread, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes }, `zk-recipes ${m.zkRecipesVersion} (protocol)`);
   starting.push(Promise.resolve(zkRecipes));
   if (wanted('zk-recipes-native')) {
     try {
       transportFactory('native');
-      starting.push(Promise.resolve(new ZkRecipesPeer(connectString, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes, zookeeper: m.binding }, `zk-recipes ${m.zkRecipesVersion} (native)`, 'native')));
+      starting.push(Promise.resolve(new ZkRecipesPeer(spread, SESSION_TIMEOUT_MS, { 'zk-recipes': m.zkRecipes, zookeeper: m.binding }, `zk-recipes ${m.zkRecipesVersion} (native)`, 'native')));
     } catch (err) {
       skipped.push({ id: 'zk-recipes-native', reason: (err as Error).message });
     }
   }
   if (wanted('curator')) {
     starting.push(
-      startCurator(connectString, SESSION_TIMEOUT_MS).catch((err: unknown) => {
+      startCurator(spread, SESSION_TIMEOUT_MS).catch((err: unknown) => {
         if (err instanceof HarnessSetupError) {
           skipped.push({ id: 'curator', reason: err.message });
           return undefined;
@@ -198,7 +217,7 @@ async function startPeers(args: Args, connectString: string, scenarios: readonly
   if (wanted('kazoo')) {
     const missing = kazooMissing();
     if (missing) skipped.push({ id: 'kazoo', reason: missing });
-    else starting.push(startKazoo(connectString, SESSION_TIMEOUT_MS));
+    else starting.push(startKazoo(spread, SESSION_TIMEOUT_MS));
   }
   if (wanted('redis') && needsRedis) {
     const missing = redisMissing();
@@ -216,7 +235,7 @@ async function startPeers(args: Args, connectString: string, scenarios: readonly
   return { peers, skipped };
 }
 
-function versionsTable(peers: readonly LockPeer[], skipped: readonly SkippedPeer[], zkVersion: string, external: string | undefined): string {
+function versionsTable(peers: readonly LockPeer[], skipped: readonly SkippedPeer[], zkVersion: string, deployment: Deployment): string {
   const m = machine(KAZOO_PYTHON);
   const byId = (id: PeerId) => peers.find((p) => p.id === id);
   const curator = byId('curator');
@@ -227,7 +246,7 @@ function versionsTable(peers: readonly LockPeer[], skipped: readonly SkippedPeer
     ['Node', m.node],
     ['Java', curator?.versions.java ?? m.java],
     ['Python', kazoo ? `${kazoo.versions.python} (${KAZOO_PYTHON})` : m.python],
-    ['ZooKeeper server', external ? `${zkVersion}, external (${external})` : `${zkVersion}, standalone, embedded TestingServer (forceSync=no, full JIT, container check 60 s)`],
+    ['ZooKeeper server', deployment.describe(zkVersion)],
     ['zk-recipes', `${m.zkRecipes}; protocol transport, and native transport over the \`zookeeper\` binding ${m.binding}`],
     ['Curator', curator ? `${curator.versions.curator} (ZooKeeper Java client ${String(curator.versions.zookeeperClient).split(',')[0].replace(/-\$\{mvngit\.commit\.id\}/, '')})` : 'skipped'],
     ['kazoo', kazoo ? kazoo.versions.kazoo : 'skipped'],
@@ -270,11 +289,11 @@ async function main(): Promise<void> {
   const began = Date.now();
   const log = (message: string) => console.error(`[bench ${((Date.now() - began) / 1000).toFixed(1).padStart(5)} s] ${message}`);
 
-  const server = args.connect
-    ? undefined
-    : await TestingServer.start({ forceSync: false, fastStartup: false, logLevel: 'error', containerCheckIntervalMs: 60_000 });
-  const connectString = args.connect ?? (server as TestingServer).connectString;
-  const probe = ServerProbe.forConnectString(connectString);
+  if (args.ensemble !== undefined) log(`starting a ${args.ensemble}-node ensemble …`);
+  const deployment = args.connect ? external(args.connect) : args.ensemble !== undefined ? await startEnsemble(args.ensemble) : await startStandalone();
+  const { connectString, spread } = deployment;
+  // On an ensemble the probe reads the members in the spread's order, so its per-member figures line up with it.
+  const probe = ServerProbe.forConnectString(spread.join(','));
   let peers: LockPeer[] = [];
   let skipped: SkippedPeer[] = [];
   const sections: string[] = [];
@@ -284,14 +303,14 @@ async function main(): Promise<void> {
   const root = `/bench-${randomBytes(4).toString('hex')}`;
   try {
     const overhead = await probe.calibrate();
-    log(`server ${connectString}: ZooKeeper ${probe.version}; a measurement's own srvr readings add ${overhead.packets} packets`);
+    log(`server ${connectString}: ZooKeeper ${probe.version}${deployment.members ? ` (${deployment.members})` : ''}; a measurement's own srvr readings add ${overhead.packets} packets`);
     // Drivers start before any ZooKeeper handle opens in this process (see peers/spawn.ts).
     if (scenarios.length > 0) {
-      ({ peers, skipped } = await startPeers(args, connectString, scenarios));
+      ({ peers, skipped } = await startPeers(args, spread, scenarios));
       log(`libraries: ${peers.map((p) => p.label).join(', ')}${skipped.length ? `; skipped: ${skipped.map((s) => s.id).join(', ')}` : ''}`);
       for (const s of skipped) log(`${s.id} skipped: ${s.reason}`);
     }
-    const ctx: BenchContext = { connectString, probe, peers, skipped, options, sessionTimeoutMs: SESSION_TIMEOUT_MS, root, log };
+    const ctx: BenchContext = { connectString, spread, headingSuffix: deployment.headingSuffix, members: deployment.members, probe, peers, skipped, options, sessionTimeoutMs: SESSION_TIMEOUT_MS, root, log };
     for (const suite of suites) {
       if (suite === 'client') {
         log('client: framework overhead per operation against the native binding …');
@@ -308,6 +327,8 @@ async function main(): Promise<void> {
       bars.push(...result.bars);
       failures.push(...result.failures);
     }
+    const moved = deployment.check(probe);
+    if (moved) failures.push(moved);
     if (args.connect) {
       const cleaner = new ZkClient({ connectString, sessionTimeoutMs: SESSION_TIMEOUT_MS });
       cleaner.start();
@@ -317,14 +338,14 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(peers.map((p) => p.shutdown().catch(() => undefined)));
-    await server?.close();
+    await deployment.close();
   }
 
   const elapsedS = (Date.now() - began) / 1000;
   const argv = process.argv.slice(2);
   const command = argv.length > 0 ? `npm run bench -- ${argv.join(' ')}` : 'npm run bench';
   const header = [
-    scenarios.length > 0 ? '# zk-recipes lock benchmarks' : '# zk-recipes benchmarks',
+    `${scenarios.length > 0 ? '# zk-recipes lock benchmarks' : '# zk-recipes benchmarks'}${deployment.headingSuffix}`,
     '',
     `Generated ${new Date().toISOString()} by \`${command}\` in ${elapsedS.toFixed(0)} s.`,
     '',
@@ -335,11 +356,11 @@ async function main(): Promise<void> {
     '## Machine and versions',
     '',
     scenarios.length > 0
-      ? versionsTable(peers, skipped, probe.version, args.connect)
+      ? versionsTable(peers, skipped, probe.version, deployment)
       : `${machine(KAZOO_PYTHON).cores} × ${machine(KAZOO_PYTHON).cpu}, Node ${process.version}, ZooKeeper ${probe.version}${args.connect ? ` (external: ${args.connect})` : ' (embedded)'}, zk-recipes ${machine(KAZOO_PYTHON).zkRecipes}.`,
     scenarios.length === 0
       ? ''
-      : `\nEvery library uses ${SESSION_TIMEOUT_MS / 1000} s sessions and a standard retry policy (Curator: ExponentialBackoffRetry(1000, 3); kazoo and zk-recipes: their defaults), on the same server, with fresh lock paths per run. Each library keeps all its sessions in one process: zk-recipes, the floor, the naive lock and Redis in the bench's Node process, Curator in one JVM, kazoo in one Python process.`,
+      : `\nEvery library uses ${SESSION_TIMEOUT_MS / 1000} s sessions and a standard retry policy (Curator: ExponentialBackoffRetry(1000, 3); kazoo and zk-recipes: their defaults), ${deployment.ensembleSize ? `on the same ${deployment.ensembleSize}-node ensemble, session i of every library on the same member (${deployment.members}, in turn)` : 'on the same server'}, with fresh lock paths per run. Each library keeps all its sessions in one process: zk-recipes, the floor, the naive lock and Redis in the bench's Node process, Curator in one JVM, kazoo in one Python process.`,
   ].join('\n');
   const goalSection = scenarios.length > 0 ? ['## Goals', '', goalsTable(goals)].join('\n') : '';
   const doc = [header, goalSection, sections.join('\n\n'), failures.length ? ['## Failures', '', ...failures.map((f) => `- ${f}`)].join('\n') : '']
@@ -349,17 +370,19 @@ async function main(): Promise<void> {
   console.log(`\n${doc}\n`);
   const everyScenario = all.every((s) => suites.includes(s.name));
   let base: string | undefined;
-  if (quick) base = join(__dirname, 'results-quick');
+  if (quick) base = join(__dirname, `results-quick${deployment.fileSuffix}`);
   else if (scenarios.length > 0 && everyScenario) base = join(__dirname, 'results');
   else {
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    base = join(__dirname, 'results', suites.join('-'));
+    base = join(__dirname, 'results', `${suites.join('-')}${deployment.fileSuffix}`);
   }
   const svgName = `${base.split('/').pop()}.svg`;
   const withChart = scenarios.length > 0 ? doc.replace('## Goals', `![zk-recipes ÷ Curator and ÷ kazoo](${svgName})\n\n## Goals`) : doc;
   writeFileSync(`${base}.md`, `${withChart}\n`);
   if (scenarios.length > 0) {
-    const subtitle = quick ? 'quick smoke run: not meaningful' : `${machine(KAZOO_PYTHON).cpu}, ${machine(KAZOO_PYTHON).cores} cores; ZooKeeper ${probe.version}; ratios are zk-recipes ÷ the other library`;
+    const subtitle = quick
+      ? `quick smoke run${deployment.headingSuffix}: not meaningful`
+      : `${machine(KAZOO_PYTHON).cpu}, ${machine(KAZOO_PYTHON).cores} cores; ZooKeeper ${probe.version}${deployment.headingSuffix}; ratios are zk-recipes ÷ the other library`;
     writeFileSync(`${base}.svg`, ratioChart(bars, subtitle));
   }
   log(`wrote ${base}.md${scenarios.length > 0 ? ` and ${svgName}` : ''} in ${elapsedS.toFixed(1)} s`);

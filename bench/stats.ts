@@ -49,3 +49,9 @@ export async function inFlight(n: number, width: number, call: () => Promise<unk
     }),
   );
 }
+
+/** The median of each column of `rows` (per-member figures of several runs); [] when there are no rows. */
+export function medianEach(rows: ReadonlyArray<readonly number[]>): number[] {
+  if (rows.length === 0) return [];
+  return rows[0].map((_, k) => median(rows.map((r) => r[k])));
+}

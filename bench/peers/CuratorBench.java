@@ -50,8 +50,10 @@ import org.apache.curator.x.discovery.strategies.RoundRobinStrategy;
  *
  * <p>Everything runs in this one JVM: the orchestrator (bench/peers/remote.ts) sends one command at a
  * time as a JSON line on stdin and reads one JSON reply line on stdout. Commands: {@code open
- * {connect, sessions, sessionTimeoutMs}} opens that many CuratorFrameworks (one ZooKeeper session
- * each); {@code close}; {@code uncontended {path, iterations}}; {@code contended {path, durationMs}}
+ * {connects, sessions, sessionTimeoutMs}} opens that many CuratorFrameworks (one ZooKeeper session
+ * each; {@code connects} holds connect strings separated by spaces, and session i connects to the
+ * (i mod their number)-th, so that on an ensemble every library spreads its sessions alike);
+ * {@code close}; {@code uncontended {path, iterations}}; {@code contended {path, durationMs}}
  * (one thread per open session); {@code handoff.queue {path, waiters}} then {@code handoff.run};
  * {@code rwlock {path, durationMs, writePercent}} (one thread per open session, each with its own
  * InterProcessReadWriteLock); {@code leader.start {path}}, {@code leader.failover}, {@code
@@ -119,7 +121,7 @@ public final class CuratorBench {
     private void handle(String cmd, Map<String, Object> a, Json reply) throws Exception {
         switch (cmd) {
             case "open":
-                open(str(a, "connect"), (int) num(a, "sessions"), (int) num(a, "sessionTimeoutMs"));
+                open(str(a, "connects").split(" "), (int) num(a, "sessions"), (int) num(a, "sessionTimeoutMs"));
                 return;
             case "close":
                 closeSessions();
@@ -210,11 +212,11 @@ public final class CuratorBench {
 
     // ------------------------------------------------------------------ sessions
 
-    private void open(String connect, int sessions, int sessionTimeoutMs) throws Exception {
+    private void open(String[] connects, int sessions, int sessionTimeoutMs) throws Exception {
         closeSessions();
         for (int i = 0; i < sessions; i++) {
             CuratorFramework client = CuratorFrameworkFactory.builder()
-                    .connectString(connect)
+                    .connectString(connects[i % connects.length])
                     .sessionTimeoutMs(sessionTimeoutMs)
                     .connectionTimeoutMs(15_000)
                     .retryPolicy(new ExponentialBackoffRetry(1_000, 3))
@@ -223,7 +225,7 @@ public final class CuratorBench {
             client.start();
         }
         for (CuratorFramework client : clients) {
-            if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("could not connect to " + connect);
+            if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("could not connect to " + String.join(" or ", connects));
         }
     }
 

@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { locateCurator } from '../../interop/curatorInstallation';
 import { spawnGuardedJvm } from '../../src/testing/spawnJvm';
 import { LineProcess, RemotePeer } from './remote';
-import type { DiscoveryPicks, DiscoveryWarm } from './types';
+import type { DiscoveryPicks, DiscoveryWarm, Spread } from './types';
 
 const SOURCE = join(__dirname, 'CuratorBench.java');
 const MAIN_CLASS = 'zkrecipes.bench.CuratorBench';
@@ -63,7 +63,7 @@ export class CuratorPeer extends RemotePeer {
   }
 }
 
-export async function startCurator(connectString: string, sessionTimeoutMs: number): Promise<CuratorPeer> {
+export async function startCurator(spread: Spread, sessionTimeoutMs: number): Promise<CuratorPeer> {
   const install = locateCurator(); // throws HarnessSetupError with the install command
   const classDir = await compile();
   const { child } = spawnGuardedJvm({
@@ -86,7 +86,7 @@ export async function startCurator(connectString: string, sessionTimeoutMs: numb
   const proc = new LineProcess(child, 'Curator driver', 60_000);
   try {
     const versions = await proc.ready;
-    return new CuratorPeer('curator', `Curator ${versions.curator ?? '5'}`, versions, proc, connectString, sessionTimeoutMs);
+    return new CuratorPeer('curator', `Curator ${versions.curator ?? '5'}`, versions, proc, spread, sessionTimeoutMs);
   } catch (err) {
     await proc.close(1_000);
     throw err;

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LineProcess, RemotePeer } from './remote';
 import { spawnPiped } from './spawn';
+import type { Spread } from './types';
 
 const DRIVER = join(__dirname, '..', 'kazoo_driver.py');
 export const KAZOO_PYTHON = process.env.KAZOO_PYTHON ?? '/usr/bin/python3';
@@ -17,14 +18,14 @@ export function kazooMissing(): string | undefined {
   return undefined;
 }
 
-export async function startKazoo(connectString: string, sessionTimeoutMs: number): Promise<RemotePeer> {
+export async function startKazoo(spread: Spread, sessionTimeoutMs: number): Promise<RemotePeer> {
   const missing = kazooMissing();
   if (missing) throw new Error(missing);
   const child = spawnPiped(KAZOO_PYTHON, ['-u', '-B', DRIVER], 'kazoo-bench');
   const proc = new LineProcess(child, 'kazoo driver', 30_000);
   try {
     const versions = await proc.ready;
-    return new RemotePeer('kazoo', `kazoo ${versions.kazoo ?? ''}`.trim(), versions, proc, connectString, sessionTimeoutMs);
+    return new RemotePeer('kazoo', `kazoo ${versions.kazoo ?? ''}`.trim(), versions, proc, spread, sessionTimeoutMs);
   } catch (err) {
     await proc.close(1_000);
     throw err;

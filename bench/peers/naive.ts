@@ -6,7 +6,7 @@
  */
 import { isZkError, ZkClient } from '../../src';
 import { HoldCounter, clockUs } from './clock';
-import type { HandoffRun } from './types';
+import { connectStringOf, type HandoffRun, type Spread } from './types';
 
 export const NAIVE_LOCK_PATH = '/naive/lock';
 
@@ -16,14 +16,15 @@ export class NaiveLock {
   private queued: { armed: Promise<void>; release: () => Promise<void>; done: Promise<void>; run: HandoffRun; counter: HoldCounter } | undefined;
 
   constructor(
-    private readonly connectString: string,
+    /** Session i connects to `connectStringOf(spread, i)`. */
+    private readonly spread: Spread,
     private readonly sessionTimeoutMs: number,
   ) {}
 
   async open(sessions: number): Promise<void> {
     await this.closeSessions();
     for (let i = 0; i < sessions; i++) {
-      const client = new ZkClient({ connectString: this.connectString, sessionTimeoutMs: this.sessionTimeoutMs });
+      const client = new ZkClient({ connectString: connectStringOf(this.spread, i), sessionTimeoutMs: this.sessionTimeoutMs });
       this.clients.push(client);
       client.start();
     }

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { DEFAULT_CLIENT_OPTIONS } from '../../src';
 import { clockUs, HoldCounter } from './clock';
-import type { ContendedRun, LockPeer } from './types';
+import { connectStringOf, type ContendedRun, type LockPeer, type Spread } from './types';
 
 const OP_CREATE2 = 15;
 const OP_DELETE = 2;
@@ -373,13 +373,14 @@ export class RawFloorClient {
   private readonly ensured = new Set<string>();
 
   constructor(
-    private readonly connectString: string,
+    /** Session k connects to `connectStringOf(spread, k)`. */
+    private readonly spread: Spread,
     private readonly sessionTimeoutMs: number,
   ) {}
 
   async open(sessions = 1): Promise<void> {
     await this.close();
-    this.sessions = await Promise.all(Array.from({ length: sessions }, () => RawZkSession.open(this.connectString, this.sessionTimeoutMs)));
+    this.sessions = await Promise.all(Array.from({ length: sessions }, (_, k) => RawZkSession.open(connectStringOf(this.spread, k), this.sessionTimeoutMs)));
   }
 
   async close(): Promise<void> {
@@ -437,8 +438,8 @@ export class RawFloorClient {
 }
 
 /** The raw floor as a LockPeer for the scenarios that loop over peers (contended): only the mutex loops. */
-export function rawFloorPeer(connectString: string, sessionTimeoutMs: number): LockPeer {
-  const client = new RawFloorClient(connectString, sessionTimeoutMs);
+export function rawFloorPeer(spread: Spread, sessionTimeoutMs: number): LockPeer {
+  const client = new RawFloorClient(spread, sessionTimeoutMs);
   return {
     id: 'floor-raw',
     label: client.label,

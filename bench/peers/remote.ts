@@ -5,7 +5,7 @@
  * `{"event":"ready","versions":{…}}`, and exits when its stdin closes.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { CacheEventsRun, CacheLoad, ContendedRun, HandoffRun, LeaderFailover, LockPeer, PeerId, QueueRun, RwLockRun } from './types';
+import type { CacheEventsRun, CacheLoad, ContendedRun, HandoffRun, LeaderFailover, LockPeer, PeerId, QueueRun, RwLockRun, Spread } from './types';
 
 const STDERR_TAIL = 6_000;
 
@@ -136,12 +136,13 @@ export class RemotePeer implements LockPeer {
     readonly label: string,
     readonly versions: Record<string, string>,
     protected readonly proc: LineProcess,
-    private readonly connectString: string,
+    /** Session i connects to entry i mod length: sent as `connects`, the entries separated by spaces. */
+    private readonly spread: Spread,
     private readonly sessionTimeoutMs: number,
   ) {}
 
   async open(sessions: number): Promise<void> {
-    await this.proc.request('open', { connect: this.connectString, sessions, sessionTimeoutMs: this.sessionTimeoutMs });
+    await this.proc.request('open', { connects: this.spread.join(' '), sessions, sessionTimeoutMs: this.sessionTimeoutMs });
   }
 
   async closeSessions(): Promise<void> {

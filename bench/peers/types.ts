@@ -17,6 +17,17 @@ export type PeerId = 'zk-recipes' | 'zk-recipes-native' | 'curator' | 'kazoo' | 
 /** The libraries compared with zk-recipes, in table order. */
 export const PEER_ORDER: readonly PeerId[] = ['zk-recipes', 'zk-recipes-native', 'curator', 'kazoo', 'redis'];
 
+/**
+ * Where a library's sessions connect: session i to `spread[i % spread.length]`. One entry on a
+ * standalone server; on an ensemble one member per entry (see bench/deployment.ts).
+ */
+export type Spread = readonly string[];
+
+/** The connect string of session `i`. */
+export function connectStringOf(spread: Spread, i: number): string {
+  return spread[i % spread.length];
+}
+
 export interface ContendedRun {
   /** Acquisitions per session. */
   counts: number[];

@@ -13,7 +13,7 @@ import { CuratorCache } from '../../recipes/cache';
 import { ServiceDiscovery, createServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import { HoldCounter, RwHoldCounter, clockUs } from './clock';
 import { XorShift32, sessionSeed } from './rng';
-import { itemsPerProducer, type CacheEventsRun, type CacheLoad, type ContendedRun, type DiscoveryPicks, type DiscoveryWarm, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun } from './types';
+import { itemsPerProducer, connectStringOf, type CacheEventsRun, type CacheLoad, type ContendedRun, type DiscoveryPicks, type DiscoveryWarm, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun, type Spread } from './types';
 
 /** A queue run that has consumed nothing for this long gives up (items were lost). */
 export const QUEUE_STALL_MS = 10_000;
@@ -81,7 +81,8 @@ export class ZkRecipesPeer implements LockPeer {
   private cache: { cache: CuratorCache; expected: number; events: number; startUs: number; lastUs: number; wake: (() => void) | undefined } | undefined;
 
   constructor(
-    private readonly connectString: string,
+    /** Session i connects to `connectStringOf(spread, i)`. */
+    private readonly spread: Spread,
     private readonly sessionTimeoutMs: number,
     readonly versions: Record<string, string>,
     /** For tables: "zk-recipes 0.1.0". */
@@ -94,7 +95,7 @@ export class ZkRecipesPeer implements LockPeer {
   async open(sessions: number): Promise<void> {
     await this.closeSessions();
     for (let i = 0; i < sessions; i++) {
-      const client = new ZkClient({ connectString: this.connectString, sessionTimeoutMs: this.sessionTimeoutMs, transport: this.transport });
+      const client = new ZkClient({ connectString: connectStringOf(this.spread, i), sessionTimeoutMs: this.sessionTimeoutMs, transport: this.transport });
       this.clients.push(client);
       client.start();
     }

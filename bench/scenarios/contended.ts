@@ -15,14 +15,16 @@
 import { rawFloorPeer } from '../peers/rawFloor';
 import { REDIS_MUTEX_OPTIONS } from '../peers/redis';
 import type { ContendedRun, LockPeer, PeerId } from '../peers/types';
-import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
-import { median, ratio } from '../stats';
+import { ensembleNote, fmtNum, fmtRatio, judge, mdTable, memberColumn, notMeasured } from '../report';
+import { median, medianEach, ratio } from '../stats';
 import { runSizedRounds } from './sizedRounds';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 interface RunFigures {
   opsPerSec: number;
   packetsPerOp: number;
+  /** The packets per acquisition at each member (an ensemble's), in the spread's order. */
+  packetsPerOpByMember: number[];
   /** The busiest session's share of the acquisitions. */
   busiestShare: number;
   overlaps: number;
@@ -65,7 +67,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const durationMs = ctx.options.durationMs ?? (quick ? 300 : 5_000);
   const warmupMs = quick ? 0 : Math.min(1_000, durationMs);
-  const peers = [...ctx.peers, rawFloorPeer(ctx.connectString, ctx.sessionTimeoutMs)];
+  const peers = [...ctx.peers, rawFloorPeer(ctx.spread, ctx.sessionTimeoutMs)];
   const { results, failed, failures, median: medianOf } = await runSizedRounds<LockPeer, Measured, RunFigures>(ctx, {
     name: 'contended',
     sizes,
@@ -84,12 +86,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       return { run: r, cpuUs: cpu.user + cpu.system };
     },
     check: (m) => check(m.run),
-    figures: ({ value: { run: r, cpuUs }, packets }) => {
+    figures: ({ value: { run: r, cpuUs }, packets, packetsByMember }) => {
       const total = r.counts.reduce((a, b) => a + b, 0);
       return {
         cpuPerOp: total > 0 ? cpuUs / total : Number.NaN,
         opsPerSec: (total / r.elapsedMs) * 1000,
         packetsPerOp: total > 0 ? packets / total : Number.NaN,
+        packetsPerOpByMember: packetsByMember.map((p) => (total > 0 ? p / total : Number.NaN)),
         busiestShare: total > 0 ? Math.max(...r.counts) / total : Number.NaN,
         overlaps: r.violations + countOverlaps(r.holds),
       };
@@ -98,6 +101,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   const throughput = (size: number, id: PeerId) => medianOf(size, id, (x) => x.opsPerSec);
   const cpuOf = (size: number, id: PeerId) => medianOf(size, id, (x) => x.cpuPerOp);
+  const byMember = memberColumn(ctx.members, 'server packets / acquisition');
   const rows: string[][] = [];
   for (const size of sizes) {
     const zk = throughput(size, 'zk-recipes');
@@ -114,6 +118,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         list.length ? `${(median(list.map((x) => x.busiestShare)) * 100).toFixed(0)}% (fair: ${(100 / size).toFixed(0)}%)` : 'n/a',
         list.length ? (overlaps === 0 ? `none in ${list.length} run(s)` : `**${overlaps}**`) : 'n/a',
         peer.id === 'zk-recipes' ? '1.00×' : fmtRatio(ratio(zk, ops)),
+        ...byMember.cell(peer.usesZooKeeper ? medianEach(list.map((x) => x.packetsPerOpByMember)) : []),
       ]);
     }
   }
@@ -148,13 +153,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const transportLine = sizes.map((size) => `${size} sessions ${fmtRatio(ratio(throughput(size, 'zk-recipes'), throughput(size, 'zk-recipes-native')))}`).join(', ');
 
   const markdown = [
-    '## 2. Contended: throughput',
+    `## 2. Contended: throughput${ctx.headingSuffix}`,
     '',
-    `Each of N sessions loops acquire → release on its own lock object for ${durationMs} ms (${rounds} round(s) per size, libraries interleaved; ${warmupMs > 0 ? `the first round of each size is preceded by an unmeasured ${warmupMs} ms warm-up` : 'no warm-up'}). Throughput is acquisitions per second over the run (median of rounds, machine-dependent); server packets (zk_packets_received + zk_packets_sent, from \`srvr\`, around the run) are per acquisition. All sessions of a library live in one process, as they do for zk-recipes. The Redis reference retries a taken lock every ${REDIS_MUTEX_OPTIONS.retryInterval} ms (redis-semaphore's default \`retryInterval\`), so it is neither fair nor queue-based.`,
+    `Each of N sessions loops acquire → release on its own lock object for ${durationMs} ms (${rounds} round(s) per size, libraries interleaved; ${warmupMs > 0 ? `the first round of each size is preceded by an unmeasured ${warmupMs} ms warm-up` : 'no warm-up'}). Throughput is acquisitions per second over the run (median of rounds, machine-dependent); server packets (zk_packets_received + zk_packets_sent, from \`srvr\`, around the run) are per acquisition. All sessions of a library live in one process, as they do for zk-recipes. The Redis reference retries a taken lock every ${REDIS_MUTEX_OPTIONS.retryInterval} ms (redis-semaphore's default \`retryInterval\`), so it is neither fair nor queue-based.${ensembleNote(ctx.members)}`,
     '',
     'Overlap check: in the holder process, a counter incremented right after acquire returns and decremented right before release (an entry that finds another holder is an overlap, and every overlap of critical sections produces one), plus a sweep here over the [start, end] timestamps each holder recorded inside its critical section on that process\'s one monotonic clock.',
     '',
-    mdTable(['sessions', 'library', 'acquisitions / s (machine-dependent)', 'client CPU µs / acquisition (machine-dependent)', 'server packets / acquisition', 'busiest session\'s share', 'overlapping holds', 'zk-recipes ÷ this'], rows, [2, 3, 4, 5, 7]),
+    mdTable(['sessions', 'library', 'acquisitions / s (machine-dependent)', 'client CPU µs / acquisition (machine-dependent)', 'server packets / acquisition', 'busiest session\'s share', 'overlapping holds', 'zk-recipes ÷ this', ...byMember.header], rows, [2, 3, 4, 5, 7, 8]),
     '',
     `**Ratios (the claim, higher is better):** ${ratioLines.join('; ')}.`,
     '',

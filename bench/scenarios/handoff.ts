@@ -15,8 +15,8 @@
  */
 import { NaiveLock } from '../peers/naive';
 import type { HandoffRun, LockPeer, PeerId } from '../peers/types';
-import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
-import { median, pct, ratio, rotate } from '../stats';
+import { ensembleNote, fmtNum, fmtRatio, judge, mdTable, memberColumn, notMeasured } from '../report';
+import { median, medianEach, pct, ratio, rotate } from '../stats';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 /** How flat "flat" is: the largest queue's p50 within this factor of the smallest's. */
@@ -37,6 +37,8 @@ interface RunFigures {
   p50: number;
   p99: number;
   packets: number;
+  /** The packets per hand-off at each member (an ensemble's), in the spread's order. */
+  packetsByMember: number[];
   bytes: number;
 }
 
@@ -79,7 +81,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const sessions = ctx.options.handoffSessions;
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const failures: string[] = [];
-  const naive = new NaiveLock(ctx.connectString, ctx.sessionTimeoutMs);
+  const naive = new NaiveLock(ctx.spread, ctx.sessionTimeoutMs);
   const contenders: Contender[] = ctx.peers.filter((p) => p.usesZooKeeper && p.handoffQueue).map((p) => remote(p, ctx));
   const naiveContender: Contender = {
     key: 'naive',
@@ -112,7 +114,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       }
       if (latencies.length !== size) failures.push(`handoff, ${c.label}, ${size} waiters: ${latencies.length} hand-offs recorded`);
       const list = results.get(key) ?? [];
-      list.push({ p50: pct(latencies, 50), p99: pct(latencies, 99), packets: m.packets / size, bytes: m.bytes / size });
+      list.push({ p50: pct(latencies, 50), p99: pct(latencies, 99), packets: m.packets / size, packetsByMember: m.packetsByMember.map((p) => p / size), bytes: m.bytes / size });
       results.set(key, list);
     } catch (err) {
       failed.add(key);
@@ -142,6 +144,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const list = results.get(`${size}/${key}`);
     return list && list.length > 0 && !failed.has(`${size}/${key}`) ? median(list.map(pick)) : Number.NaN;
   };
+  const byMember = memberColumn(ctx.members, 'server packets / hand-off');
   const rows: string[][] = [];
   for (const size of sizes) {
     for (const c of [...contenders, naiveContender]) {
@@ -157,6 +160,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         c.key === 'zk-recipes'
           ? '1.00×'
           : `${fmtRatio(ratio(fig(size, 'zk-recipes', (f) => f.p50), fig(size, c.key, (f) => f.p50)))} / ${fmtRatio(ratio(fig(size, 'zk-recipes', (f) => f.packets), fig(size, c.key, (f) => f.packets)))}`,
+        ...byMember.cell(failed.has(`${size}/${c.key}`) ? [] : medianEach((results.get(`${size}/${c.key}`) ?? []).map((f) => f.packetsByMember))),
       ]);
     }
   }
@@ -200,11 +204,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   );
 
   const markdown = [
-    '## 3. Hand-off: a queue of waiters',
+    `## 3. Hand-off: a queue of waiters${ctx.headingSuffix}`,
     '',
-    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter releases as soon as it holds. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.`,
+    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter releases as soon as it holds. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.${ensembleNote(ctx.members)}`,
     '',
-    mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets'], rows, [2, 3, 4, 5, 6, 7]),
+    mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets', ...byMember.header], rows, [2, 3, 4, 5, 6, 7, 8]),
     '',
     `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
     '',

@@ -5,7 +5,7 @@
  * goals and the ratios for the chart.
  */
 import type { ServerProbe } from '../server';
-import type { LockPeer, PeerId, SkippedPeer } from '../peers/types';
+import type { LockPeer, PeerId, SkippedPeer, Spread } from '../peers/types';
 
 export interface BenchOptions {
   quick: boolean;
@@ -36,7 +36,17 @@ export interface BenchOptions {
 }
 
 export interface BenchContext {
+  /** Every server, comma-separated: for set-up clients, not for a library's measured sessions. */
   readonly connectString: string;
+  /** Where session i of every library connects: `connectStringOf(spread, i)`; one entry on one server. */
+  readonly spread: Spread;
+  /** Appended to the scenario's heading: '' on one server, ', 3-node ensemble' on an ensemble. */
+  readonly headingSuffix: string;
+  /**
+   * On an ensemble, who the spread's entries are ("s1 follower / s2 follower / s3 leader"): the
+   * order of `Measured.packetsByMember`. Undefined on one server.
+   */
+  readonly members: string | undefined;
   readonly probe: ServerProbe;
   /** The libraries that run here, zk-recipes first. */
   readonly peers: readonly LockPeer[];

@@ -2,14 +2,15 @@
  * `uncontended`: acquire + release of a mutex nobody else wants, one pair after another on one
  * session. Latency p50/p99 per library (zk-recipes on each transport), server packets per pair,
  * and the floor of each transport: the bare binding, and the bare protocol transport, doing the
- * two round trips a ZooKeeper lock needs (create + list sent together, then delete).
+ * two round trips a ZooKeeper lock needs (create + list sent together, then delete). On an
+ * ensemble, every library's one session and each floor's is on the same follower (the spread's first).
  */
 import { FloorClient } from '../peers/floor';
 import { ProtocolFloorClient } from '../peers/protocolFloor';
 import { RawFloorClient } from '../peers/rawFloor';
-import type { PeerId } from '../peers/types';
-import { fmtNum, fmtRatio, judge, mdTable, notMeasured } from '../report';
-import { median, pct, ratio, rotate } from '../stats';
+import { connectStringOf, type PeerId } from '../peers/types';
+import { ensembleNote, fmtNum, fmtRatio, judge, mdTable, memberColumn, notMeasured } from '../report';
+import { median, medianEach, pct, ratio, rotate } from '../stats';
 import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './types';
 
 type RunnerKey = PeerId | 'floor' | 'floor-protocol' | 'floor-raw';
@@ -30,6 +31,8 @@ interface Figures {
   usesZooKeeper: boolean;
   lat: number[];
   packets: number[];
+  /** Per round: the packets per pair at each member (an ensemble's), in the spread's order. */
+  packetsByMember: number[][];
   bytes: number[];
   /** Client CPU (user + system of this process) per pair, µs, per round; empty for a library in a process of its own. */
   cpu: number[];
@@ -41,9 +44,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 5);
   const iterations = ctx.options.iterations ?? (quick ? 30 : 2_000);
   const warmup = quick ? 10 : 1_000;
-  const floor = new FloorClient(ctx.connectString, ctx.sessionTimeoutMs);
-  const protocolFloor = new ProtocolFloorClient(ctx.connectString, ctx.sessionTimeoutMs);
-  const rawFloor = new RawFloorClient(ctx.connectString, ctx.sessionTimeoutMs);
+  // The floors' one session goes where every library's session 0 goes.
+  const floor = new FloorClient(connectStringOf(ctx.spread, 0), ctx.sessionTimeoutMs);
+  const protocolFloor = new ProtocolFloorClient(connectStringOf(ctx.spread, 0), ctx.sessionTimeoutMs);
+  const rawFloor = new RawFloorClient(ctx.spread, ctx.sessionTimeoutMs);
   const runners: Runner[] = [
     ...ctx.peers.map(
       (p): Runner => ({
@@ -76,7 +80,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       run: (path, n) => rawFloor.uncontended(path, n),
     },
   ];
-  const figures = new Map<string, Figures>(runners.map((r) => [r.key, { label: r.label, usesZooKeeper: r.usesZooKeeper, lat: [], packets: [], bytes: [], cpu: [], failed: false }]));
+  const figures = new Map<string, Figures>(runners.map((r) => [r.key, { label: r.label, usesZooKeeper: r.usesZooKeeper, lat: [], packets: [], packetsByMember: [], bytes: [], cpu: [], failed: false }]));
   const failures: string[] = [];
 
   for (let round = 0; round < rounds; round++) {
@@ -98,6 +102,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         f.lat.push(...m.value.lat);
         if (runner.inProcess) f.cpu.push(m.value.cpuUs / iterations);
         f.packets.push(m.packets / iterations);
+        f.packetsByMember.push(m.packetsByMember.map((p) => p / iterations));
         f.bytes.push(m.bytes / iterations);
       } catch (err) {
         f.failed = true;
@@ -116,6 +121,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const f = figures.get(key);
     return f && f.cpu.length > 0 && !f.failed ? median(f.cpu) : Number.NaN;
   };
+  const byMember = memberColumn(ctx.members, 'server packets / pair');
   const zk50 = stat('zk-recipes', 50);
   const zk99 = stat('zk-recipes', 99);
   const rows = runners.map((r) => {
@@ -125,7 +131,16 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const packets = f.usesZooKeeper ? fmtNum(pct(f.packets, 50)) : 'n/a (Redis)';
     const bytes = f.usesZooKeeper ? fmtNum(pct(f.bytes, 50)) : 'n/a';
     const cpu = r.inProcess ? fmtNum(cpuOf(r.key)) : 'n/a (own process)';
-    return [f.label + (f.failed ? ' (failed)' : ''), fmtNum(p50), fmtNum(p99), cpu, packets, bytes, r.key === 'zk-recipes' ? '1.00×' : `${fmtRatio(ratio(zk50, p50))} / ${fmtRatio(ratio(zk99, p99))}`];
+    return [
+      f.label + (f.failed ? ' (failed)' : ''),
+      fmtNum(p50),
+      fmtNum(p99),
+      cpu,
+      packets,
+      bytes,
+      r.key === 'zk-recipes' ? '1.00×' : `${fmtRatio(ratio(zk50, p50))} / ${fmtRatio(ratio(zk99, p99))}`,
+      ...byMember.cell(f.usesZooKeeper ? medianEach(f.packetsByMember) : []),
+    ];
   });
 
   const versus = (key: RunnerKey) => ({ p50: ratio(zk50, stat(key, 50)), p99: ratio(zk99, stat(key, 99)) });
@@ -160,11 +175,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
 
   const markdown = [
-    '## 1. Uncontended: acquire + release',
+    `## 1. Uncontended: acquire + release${ctx.headingSuffix}`,
     '',
-    `One session, one pair after another: ${rounds} round(s) × ${iterations} measured pairs per library (after ${warmup} warm-up pairs each round), libraries interleaved round by round. Latency is the wall time of \`acquire()\` + \`release()\` on the library's own process clock (µs, machine-dependent). Server packets are its zk_packets_received + zk_packets_sent (read with \`srvr\`), server bytes its zk_bytes_received_count + zk_response_bytes (\`mntr\`), each taken right before and right after a library's measured run with no other client connected, the readings' own share removed, and divided by the pairs (median over rounds). 6 packets per pair is 3 requests and their responses.`,
+    `One session, one pair after another: ${rounds} round(s) × ${iterations} measured pairs per library (after ${warmup} warm-up pairs each round), libraries interleaved round by round. Latency is the wall time of \`acquire()\` + \`release()\` on the library's own process clock (µs, machine-dependent). Server packets are its zk_packets_received + zk_packets_sent (read with \`srvr\`), server bytes its zk_bytes_received_count + zk_response_bytes (\`mntr\`), each taken right before and right after a library's measured run with no other client connected, the readings' own share removed, and divided by the pairs (median over rounds). 6 packets per pair is 3 requests and their responses.${ensembleNote(ctx.members)}`,
     '',
-    mdTable(['library', 'p50 µs (machine-dependent)', 'p99 µs (machine-dependent)', 'client CPU µs / pair (machine-dependent)', 'server packets / pair', 'server bytes / pair', 'zk-recipes ÷ this, p50 / p99'], rows, [1, 2, 3, 4, 5, 6]),
+    mdTable(['library', 'p50 µs (machine-dependent)', 'p99 µs (machine-dependent)', 'client CPU µs / pair (machine-dependent)', 'server packets / pair', 'server bytes / pair', 'zk-recipes ÷ this, p50 / p99', ...byMember.header], rows, [1, 2, 3, 4, 5, 6, 7]),
     '',
     `**Ratios (the claim):** zk-recipes ÷ Curator: p50 ${fmtRatio(cur.p50)}, p99 ${fmtRatio(cur.p99)}; zk-recipes ÷ kazoo: p50 ${fmtRatio(kaz.p50)}, p99 ${fmtRatio(kaz.p99)}; zk-recipes ÷ its floor (bare protocol transport): p50 ${fmtRatio(flo.p50)}, p99 ${fmtRatio(flo.p99)}.`,
     '',
