@@ -5,17 +5,16 @@ import {
   ClientClosedError,
   type ConnectionState,
   Deadline,
-  deleteOwnNode,
   emitSafely,
   IllegalStateError,
   InvalidArgumentError,
   isSessionEndedError,
-  isZkError,
   joinPath,
   type NodeData,
-  nodeName,
   NodeWatch,
+  raceAbort,
   type Session,
+  type Stat,
   StepLoop,
   subscribe,
   validateClient,
@@ -26,7 +25,7 @@ import {
   validateTimeout,
   type ZkClient,
 } from '../../src/recipeKit';
-import { sortLockNodes } from '../locks/sequence';
+import { Contender } from '../locks/Contender';
 import { LeaderLatchClosedError, LeaderTimeoutError } from './errors';
 import { LEADER_LATCH_DEFAULTS, type LeaderLatchAwaitOptions, type LeaderLatchCloseMode, type LeaderLatchEvents, type LeaderLatchOptions } from './latchOptions';
 import { Leadership } from './Leadership';
@@ -83,11 +82,11 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
   readonly closeMode: LeaderLatchCloseMode;
   private lifecycle: Lifecycle = 'LATENT';
   private readonly leadership: Leadership;
-  /** Our node (full path within the namespace) and the session that created it. */
-  private node: string | undefined;
-  private nodeSession: Session | undefined;
-  /** The watch on our own node: it proves the node ours (CURATOR-696) and hears its deletion. */
-  private ownWatch: NodeWatch | undefined;
+  /**
+   * Our place in the election: our node, pinned to the session that created it, and the watch on
+   * it that proves it ours (CURATOR-696) and hears its deletion.
+   */
+  private contender: Contender | undefined;
   /** The watch on the node just ahead of ours. */
   private aheadWatch: NodeWatch | undefined;
   /**
@@ -115,7 +114,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     }
     this.closeMode = closeMode;
     this.leadership = new Leadership({ recipe: 'latch', path: this.path, id: this.id }, (leading) => {
-      log('%s: %s (node %s, session %s)', this.path, leading ? 'leader' : 'not leader', this.node ?? '-', this.nodeSession ?? '-');
+      log('%s: %s (node %s, session %s)', this.path, leading ? 'leader' : 'not leader', this.contender?.path ?? '-', this.contender?.session ?? '-');
       this.emitSafely(leading ? 'isLeader' : 'notLeader');
     });
     // Every request of the latch carries it.
@@ -151,7 +150,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
 
   /** Our node's path (within the client's namespace), if we have one now. Having one does not mean leading. */
   get ourPath(): string | undefined {
-    return this.node;
+    return this.contender?.path;
   }
 
   /**
@@ -212,18 +211,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     this.closing.abort(new LeaderLatchClosedError({ path: this.path, cause }));
     // Stop leading before the node goes: nobody else can lead until it has.
     this.leadership.endQuietly();
-    log('%s: closing (node %s, session %s, %s)', this.path, this.node ?? '-', this.nodeSession ?? '-', wasLeader ? 'was leader' : 'not leader');
+    log('%s: closing (node %s, session %s, %s)', this.path, this.contender?.path ?? '-', this.contender?.session ?? '-', wasLeader ? 'was leader' : 'not leader');
     if (wasLeader && (this.closeMode === 'notifyLeader' || cause !== undefined)) this.emitSafely('notLeader');
     this.leadership.wakeAll();
     await this.loop.idle;
     await this.closeWatches();
-    const node = this.node;
-    this.node = undefined;
-    if (node === undefined || cause !== undefined) return;
+    const contender = this.contender;
+    this.contender = undefined;
+    if (contender === undefined || cause !== undefined) return;
     // Connected, the delete is one round trip: wait for it. Disconnected, it is left to the
     // client's guaranteed delete, rather than holding close() for the whole retry budget.
-    if (this.client.isConnected) await deleteOwnNode(this.client, node);
-    else void deleteOwnNode(this.client, node);
+    if (this.client.isConnected) await contender.leave();
+    else void contender.leave();
   }
 
   private closedError(): LeaderLatchClosedError {
@@ -239,7 +238,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
 
   /** Our node's session ended: LOST, and the next session joins again (a client closing closes the latch: see onClientClosed). */
   private onSessionEnd(session: Session): void {
-    if (session !== this.nodeSession || this.lifecycle !== 'STARTED' || session.closedByClient) return;
+    if (session !== this.contender?.session || this.lifecycle !== 'STARTED' || session.closedByClient) return;
     this.leadership.set(false);
     this.loop.kick();
   }
@@ -261,113 +260,103 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
     // Nothing can be decided without a connection; the next CONNECTED or RECONNECTED kicks again.
     if (!this.client.isConnected || this.lifecycle !== 'STARTED') return;
     let children: readonly string[] | undefined;
-    if (this.node === undefined || this.nodeSession === undefined || this.nodeSession !== this.client.session) children = await this.createNode();
-    const node = this.node;
-    if (node === undefined || this.lifecycle !== 'STARTED') return;
-    if (this.ownWatch === undefined && !(await this.watchOwn(node))) return;
+    if (this.contender === undefined || this.contender.session !== this.client.session) children = await this.createNode();
+    const contender = this.contender;
+    if (contender === undefined || this.lifecycle !== 'STARTED') return;
+    if (contender.own === undefined && !(await this.watchOwn(contender))) return;
     if (children === undefined) {
       if (this.onlyAheadGone) {
         // The only node ahead of ours went, and no node created after ours sorts before it: first,
         // without a read. Our node still stands: its watch would have told us first.
-        this.claim(node);
+        this.claim(contender);
         return;
       }
-      children = await this.listChildren(this.closing.signal, this.nodeSession);
+      children = await this.listChildren(contender);
     }
-    await this.checkLeadership(node, children);
+    await this.checkLeadership(contender, children);
   }
 
   /** Gives up leadership and any node we had, and takes a new place at the end of the line. */
   private async createNode(): Promise<readonly string[]> {
     this.leadership.set(false);
     this.dropNode();
-    const created = await this.client.createAndListParent(joinPath(this.path, LEADER_LATCH_NAME), {
+    const { contender, listing } = await Contender.join(this.client, this.path, joinPath(this.path, LEADER_LATCH_NAME), {
       mode: 'EPHEMERAL_SEQUENTIAL',
-      protected: true,
-      createParents: 'container',
       data: this.id,
       signal: this.closing.signal,
     });
-    this.node = created.path;
-    this.nodeSession = created.session;
-    const session = created.session;
+    this.contender = contender;
+    const session = contender.session;
     session.signal.addEventListener('abort', () => this.onSessionEnd(session), { once: true });
-    log('%s: joined with %s (session %s)', this.path, created.path, created.session);
-    return created.children;
+    log('%s: joined with %s (session %s)', this.path, contender.path, session);
+    return listing.children;
   }
 
   /**
    * Watches our own node, in its session. It must stand and belong to that session (CURATOR-696);
    * if not, it is dropped and we join again.
    */
-  private async watchOwn(node: string): Promise<boolean> {
-    const watch = new NodeWatch(this.client, node, (value) => this.onOwnNode(node, value), {
-      session: this.nodeSession,
-      creation: false,
-      signal: this.closing.signal,
-      onEnd: () => this.onOwnNode(node, null),
-    });
-    this.ownWatch = watch;
-    const stat = (await watch.start().catch((err: unknown) => {
-      this.ownWatch = undefined;
+  private async watchOwn(contender: Contender): Promise<boolean> {
+    const own = contender.watchOwn();
+    own.listen((value) => this.onOwnNode(contender, value));
+    let stat: Stat | undefined;
+    try {
+      stat = (await raceAbort(own.watch.start(), this.closing.signal))?.stat;
+    } catch (err) {
+      // Set again at the next step.
+      contender.dropOwnWatch();
       throw err;
-    }))?.stat;
-    if (stat !== undefined && stat.ephemeralOwner === this.nodeSession?.id) return true;
-    log('%s: %s is gone or belongs to session 0x%s, not ours (%s); joining again', this.path, node, (stat?.ephemeralOwner ?? 0n).toString(16), this.nodeSession);
+    }
+    if (contender.isOurs(stat)) return true;
+    log('%s: %s is gone or belongs to session 0x%s, not ours (%s); joining again', this.path, contender.path, (stat?.ephemeralOwner ?? 0n).toString(16), contender.session);
     this.leadership.set(false);
     this.dropNode();
     this.loop.kick();
     return false;
   }
 
-  private onOwnNode(node: string, value: NodeData | null): void {
-    if (value !== null || node !== this.node || this.lifecycle !== 'STARTED') return;
-    log('%s: our node %s is gone (session %s)', this.path, node, this.nodeSession);
+  private onOwnNode(contender: Contender, value: NodeData | null): void {
+    if (value !== null || contender !== this.contender || this.lifecycle !== 'STARTED') return;
+    log('%s: our node %s is gone (session %s)', this.path, contender.path, contender.session);
     this.leadership.set(false);
-    this.node = undefined;
-    void this.closeWatches();
+    this.contender = undefined;
+    void this.closeWatches(contender);
     this.loop.kick();
   }
 
   /** Decides from a listing made in our node's session. */
-  private async checkLeadership(node: string, children: readonly string[]): Promise<void> {
-    const sorted = sortLockNodes(children, [LEADER_LATCH_NAME]);
-    const at = sorted.indexOf(nodeName(node));
-    if (at < 0) {
+  private async checkLeadership(contender: Contender, children: readonly string[]): Promise<void> {
+    const before = contender.placeIn(children, [LEADER_LATCH_NAME]);
+    if (before === undefined) {
       // Our node is gone: someone deleted it, or the whole latch path (CURATOR-724), or it went
       // with its session. Join again.
-      log('%s: our node %s is gone (session %s); joining again', this.path, node, this.nodeSession);
+      log('%s: our node %s is gone (session %s); joining again', this.path, contender.path, contender.session);
       this.leadership.set(false);
-      this.node = undefined;
-      await this.closeWatches();
+      this.contender = undefined;
+      await this.closeWatches(contender);
       this.loop.kick();
       return;
     }
-    this.onlyAhead = at === 1 ? joinPath(this.path, sorted[0]) : undefined;
+    this.onlyAhead = before.length === 1 ? before[0] : undefined;
     this.onlyAheadGone = false;
-    if (at === 0) {
-      this.claim(node);
+    if (before.length === 0) {
+      this.claim(contender);
       return;
     }
     // Not first: not leader, before anything else (CURATOR-653).
     this.leadership.set(false);
-    await this.watchAhead(joinPath(this.path, sorted[at - 1]));
+    await this.watchAhead(contender, before[before.length - 1]);
   }
 
   /** Watches the node just ahead of ours; when it goes (or is gone already), look again and keep our place (CURATOR-644/645). */
-  private async watchAhead(ahead: string): Promise<void> {
-    if (this.aheadWatch?.path === ahead && !this.aheadWatch.isClosed) return;
+  private async watchAhead(contender: Contender, ahead: string): Promise<void> {
+    if (this.aheadWatch?.path === joinPath(this.path, ahead) && !this.aheadWatch.isClosed) return;
     void this.aheadWatch?.close();
     const gone = () => {
       if (ahead === this.onlyAhead) this.onlyAheadGone = true;
       this.loop.kick();
     };
-    const watch = new NodeWatch(this.client, ahead, (value) => value === null && gone(), {
-      session: this.nodeSession,
-      creation: false,
-      signal: this.closing.signal,
-      onEnd: () => this.loop.kick(),
-    });
+    const watch = contender.watchAhead(ahead, gone, () => this.loop.kick(), this.closing.signal);
     this.aheadWatch = watch;
     if ((await watch.start()) === null) gone();
   }
@@ -376,55 +365,52 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> implements Asyn
    * First in line: lead, unless something happened meanwhile (a state change, a watch, another
    * session): then the next step decides again.
    */
-  private claim(node: string): void {
+  private claim(contender: Contender): void {
     this.onlyAhead = undefined;
     this.onlyAheadGone = false;
     if (this.loop.pending || !this.client.isConnected || this.lifecycle !== 'STARTED') return;
     // This process stalled since it last heard (see isConnectionTrusted): look again, with a read
     // that only a live session answers, before leading.
-    if (!this.client.isConnectionTrusted) {
+    if (!contender.mayClaimOnEvents) {
       this.loop.kick();
       return;
     }
-    if (this.client.session !== this.nodeSession || this.ownWatch === undefined || this.ownWatch.isClosed || node !== this.node) {
+    if (contender !== this.contender || this.client.session !== contender.session || contender.own === undefined || contender.ownGone) {
       this.loop.kick();
       return;
     }
     this.leadership.set(true);
   }
 
-  /**
-   * The latch path's children; none when it is gone, or when `session` (our node's, for the
-   * latch's own steps) has ended: our node went with it. `signal` is the latch's own for its
-   * steps, none for queries.
-   */
-  private async listChildren(signal: AbortSignal | undefined, session?: Session): Promise<string[]> {
+  /** The latch path's children, listed in our node's session; none when our session has ended (our node went with it). */
+  private async listChildren(contender: Contender): Promise<readonly string[]> {
     try {
-      return await this.client.getChildren(this.path, { signal, session });
+      return (await contender.list(this.closing.signal)).children;
     } catch (err) {
-      if (isZkError(err, 'NONODE') || (session !== undefined && isSessionEndedError(err))) return [];
+      if (isSessionEndedError(err)) return [];
       throw err;
     }
   }
 
-  private async closeWatches(): Promise<void> {
-    const watches = [this.ownWatch, this.aheadWatch];
-    this.ownWatch = undefined;
+  /** Stops watching our node (when given) and the node ahead. */
+  private async closeWatches(contender = this.contender): Promise<void> {
+    const ahead = this.aheadWatch;
     this.aheadWatch = undefined;
-    await Promise.all(watches.map((w) => w?.close()));
+    contender?.dropOwnWatch();
+    await ahead?.close();
   }
 
   private dropNode(): void {
-    const old = this.node;
-    this.node = undefined;
-    void this.closeWatches();
-    if (old !== undefined) void deleteOwnNode(this.client, old);
+    const old = this.contender;
+    this.contender = undefined;
+    void this.closeWatches(old);
+    void old?.leave();
   }
 
   // ---------------------------------------------------------------- leadership and events
 
   private report(err: unknown, retryInMs: number): void {
-    log('%s: step failed (node %s, session %s), again in %d ms: %s', this.path, this.node ?? '-', this.nodeSession ?? '-', retryInMs, String(err));
+    log('%s: step failed (node %s, session %s), again in %d ms: %s', this.path, this.contender?.path ?? '-', this.contender?.session ?? '-', retryInMs, String(err));
     if (this.listenerCount('error') > 0) this.emitSafely('error', err);
   }
 

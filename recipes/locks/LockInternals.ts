@@ -1,23 +1,18 @@
 import debug from 'debug';
 import {
-  type CreatedAndListed,
   type Deadline,
-  deferred,
-  deleteOwnNode,
   InvalidArgumentError,
   isRetryableError,
   isSessionEndedError,
   isZkError,
   joinPath,
-  nodeName,
-  NodeWatch,
-  raceAbort,
   type Session,
   type Stat,
   type ZkClient,
 } from '../../src/recipeKit';
 import { AttemptScope } from './AttemptScope';
-import { OwnNode } from './OwnNode';
+import { Contender, type Listing } from './Contender';
+import type { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
 const log = debug('zk-recipes:locks');
@@ -117,29 +112,15 @@ export interface AttemptOptions {
 
 type WaitOutcome = Acquisition | 'busy' | 'vanished';
 
-/** A listing of the lock's parent, as much of it as a decision needs. */
-interface Listing {
-  children: readonly string[];
-  pzxid: bigint;
-}
-
 /**
- * Our node as the wait knows it. `listing` is the one the create came with: the wait takes it out
- * once it knows its place, so that a waiter keeps its node and the one it watches, not the listing
- * (every waiter decodes its own: kept for the whole wait, they grow with the square of the queue).
+ * The listing our create came with, in a box the wait empties once it knows its place: a waiter
+ * keeps its node and the one it watches, not the listing (every waiter decodes its own: kept for
+ * the whole wait, they grow with the square of the queue; a suspended async function keeps its
+ * parameters alive, so the listing must not be one).
  */
-interface Created {
-  readonly path: string;
-  readonly session: Session;
-  /** Our node's czxid, when the create returned its stat. */
-  readonly czxid: bigint | undefined;
+interface FirstListing {
   listing: Listing | undefined;
 }
-
-function toCreated(c: CreatedAndListed): Created {
-  return { path: c.path, session: c.session, czxid: c.stat?.czxid, listing: { children: c.children, pzxid: c.parentStat.pzxid } };
-}
-
 /**
  * The lock algorithm every lock shares, like Curator's LockInternals. Each contender creates a
  * protected EPHEMERAL_SEQUENTIAL node under `basePath`; the driver decides who holds and what each
@@ -171,31 +152,29 @@ export class LockInternals {
     const scope = new AttemptScope(this.client, options.deadline, options.attemptTimeoutMs ?? 0, options.signal);
     try {
       for (;;) {
-        const created = await this.untilDeadline(scope, () =>
-          this.client.createAndListParent(options.node === undefined ? (this.driverNodePath ??= joinPath(this.basePath, node.name)) : joinPath(this.basePath, node.name), {
+        const { contender, first } = await this.untilDeadline(scope, () =>
+          Contender.join(this.client, this.basePath, options.node === undefined ? (this.driverNodePath ??= joinPath(this.basePath, node.name)) : joinPath(this.basePath, node.name), {
             mode: node.mode,
-            protected: true,
-            createParents: 'container',
             data: options.data,
             signal: scope.signal,
-          }).then(toCreated),
+          }).then(({ contender, listing }) => ({ contender, first: { listing } as FirstListing })),
         );
         let outcome: WaitOutcome;
         try {
-          outcome = await this.waitForLock(created, options.wait, scope);
+          outcome = await this.waitForLock(contender, first, options.wait, scope);
         } catch (err) {
           // Within what is left of the deadline; past it, in the background.
-          await this.deleteOurNode(created.path, scope.signal);
+          await contender.leave(scope.signal);
           throw err;
         }
         if (outcome === 'busy') {
-          await this.deleteOurNode(created.path, scope.signal);
+          await contender.leave(scope.signal);
           return undefined;
         }
         if (outcome === 'vanished') {
           // Our node went with our session (or never was ours): start again with a new one.
-          log('%s: node %s of session %s vanished; trying again', this.basePath, created.path, created.session);
-          await this.deleteOurNode(created.path, scope.signal);
+          log('%s: node %s of session %s vanished; trying again', this.basePath, contender.path, contender.session);
+          await contender.leave(scope.signal);
           continue;
         }
         return outcome;
@@ -235,11 +214,6 @@ export class LockInternals {
     }
   }
 
-  /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
-  deleteOurNode(node: string, within: AbortSignal | undefined): Promise<void> {
-    return deleteOwnNode(this.client, node, within);
-  }
-
   /** Lock nodes in lock order, as full paths. */
   async getParticipantNodes(): Promise<string[]> {
     try {
@@ -256,28 +230,23 @@ export class LockInternals {
    * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
    */
-  private async waitForLock(created: Created, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
+  private async waitForLock(contender: Contender, first: FirstListing, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
     try {
-      return await this.waitInSession(created, wait, scope);
+      return await this.waitInSession(contender, first, wait, scope);
     } catch (err) {
       if (isSessionEndedError(err)) return 'vanished';
       throw err;
     }
   }
 
-  private async waitInSession(created: Created, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
-    const { path: ours, session } = created;
-    const ourName = nodeName(ours);
-    const { tokenFromOwnNode } = this.driver;
-    // Our node's czxid comes with the create on transports that have create2; otherwise a read
-    // gives it once we win.
-    let ownCzxid = created.czxid;
-    /** The watch on our own node, while we wait for a claim that needs no read. */
-    let own: OwnNode | undefined;
+  private async waitInSession(contender: Contender, first: FirstListing, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
+    const { driver } = this;
+    const { tokenFromOwnNode } = driver;
+    const ourName = contender.name;
     /** A read of our own node made while waiting, for its czxid. */
     let ownStat: Promise<Stat | null> | undefined;
-    let listing = created.listing;
-    created.listing = undefined;
+    let listing = first.listing;
+    first.listing = undefined;
     // The generator of an async function keeps every local, dead or not, while it waits: what
     // must not outlive a decision is reassigned, never held in a local of its own.
     let before: readonly string[] | undefined = [];
@@ -287,42 +256,40 @@ export class LockInternals {
     try {
       for (;;) {
         if (listing) {
-          before = this.nodesBefore(listing, ourName);
+          before = contender.placeIn(listing.children, driver.sortNames);
           parentToken = listing.pzxid;
           listing = undefined;
         }
         // A listing made after our create in our session misses our node only if that session
         // has ended since, or someone deleted the node.
         if (before === undefined) return 'vanished';
-        const decision = this.driver.decide(before, ourName);
+        const decision = driver.decide(before, ourName);
         if (decision.holds) {
-          if (!this.client.isConnectionTrusted && this.client.isConnected) {
-            // This process stalled since what settled the win was read (see isConnectionTrusted):
-            // the node ahead may have gone with a session that outlived ours. A listing in our
-            // session, sent now, is answered only if our session still stands.
-            listing = await this.list(session, scope);
+          if (!contender.mayClaimOnEvents && this.client.isConnected) {
+            listing = await this.list(contender, scope);
             continue;
           }
           if (tokenFromOwnNode) {
-            if (own?.gone) return 'vanished';
-            if (ownCzxid === undefined) {
+            if (contender.ownGone) return 'vanished';
+            let czxid = contender.czxid ?? (ownStat ? await settledCzxid(ownStat) : undefined);
+            if (czxid === undefined) {
               // One small read in our node's session proves it stands, and gives its czxid.
-              const stat = await this.untilDeadline(scope, () => this.client.exists(ours, { session, signal: scope.signal }));
-              if (stat === null || stat.ephemeralOwner !== session.id) return 'vanished';
-              ownCzxid = stat.czxid;
+              const stat = await this.untilDeadline(scope, () => contender.readOwn(scope.signal));
+              if (!contender.isOurs(stat)) return 'vanished';
+              czxid = (stat as Stat).czxid;
             }
             won = true;
-            return { node: ours, fencingToken: ownCzxid, session, own };
+            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own };
           }
           if (parentToken !== undefined) {
             won = true;
-            return { node: ours, fencingToken: parentToken, session };
+            return { node: contender.path, fencingToken: parentToken, session: contender.session };
           }
-          if (this.driver.relistOnWake) {
-            listing = await this.list(session, scope);
+          if (driver.relistOnWake) {
+            listing = await this.list(contender, scope);
             continue;
           }
-          const parent = await this.untilDeadline(scope, () => this.client.exists(this.basePath, { session, signal: scope.signal }));
+          const parent = await this.untilDeadline(scope, () => this.client.exists(this.basePath, { session: contender.session, signal: scope.signal }));
           if (parent === null) return 'vanished';
           parentToken = parent.pzxid;
           continue;
@@ -335,80 +302,32 @@ export class LockInternals {
         before = settled ?? [];
         if (tokenFromOwnNode && lastAhead) {
           // The node ahead is the last one: its deletion alone can settle the win, with no read,
-          // once we also watch our own node (events come in zxid order over our session, so a
-          // deletion of our node, or the end of the session, would reach us first). The watch's
-          // first read gives our czxid, if the create did not.
-          own ??= new OwnNode(this.client, ours, session);
-        } else if (tokenFromOwnNode && ownCzxid === undefined) {
+          // once we also watch our own node. The watch's first read gives our czxid, if the create
+          // did not.
+          contender.watchOwn();
+        } else if (tokenFromOwnNode && contender.czxid === undefined) {
           // Our czxid is needed when we win: read it now, beside the watch of the node ahead,
           // rather than on the way to the lock.
-          ownStat ??= this.client.exists(ours, { session, signal: scope.signal });
+          ownStat ??= contender.readOwn(scope.signal);
           ownStat.catch(() => undefined);
         }
         // Waiting behind a holder, the watch's reads included: past the deadline it ends at once.
-        const gone = await scope.waiting(() => this.untilDeadline(scope, () => this.waitForDeletion(joinPath(this.basePath, decision.watch), session, scope, own)));
-        ownCzxid ??= own?.watch.value?.stat.czxid ?? (ownStat ? await settledCzxid(ownStat) : undefined);
+        const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal)));
         if (gone === 'vanished') return 'vanished';
         if (gone === 'missing') {
           // Gone already: what we knew is stale, so learn it all again in one read rather than
           // probing the nodes we knew one by one.
-          listing = await this.list(session, scope);
+          listing = await this.list(contender, scope);
           continue;
         }
         parentToken = undefined;
         // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
         // have gone too (in a drain they all have), so one listing beats probing each.
-        if (settled === undefined) listing = await this.list(session, scope);
+        if (settled === undefined) listing = await this.list(contender, scope);
       }
     } finally {
-      if (!won) void own?.watch.close();
+      if (!won) contender.dropOwnWatch();
     }
-  }
-
-  /**
-   * Watches `node` (getData, never exists: exists on a missing node leaves a watch that never
-   * fires) until it is deleted. 'missing' when it is gone already; 'vanished' when our own node
-   * (watched through `own`, read beside it the first time) goes first. Rejects with a
-   * SessionLostError when our session ends, and with the scope's reason at the deadline (the
-   * watch is then removed).
-   */
-  private async waitForDeletion(node: string, session: Session, scope: AttemptScope, own: OwnNode | undefined): Promise<'deleted' | 'missing' | 'vanished'> {
-    const gone = deferred<'deleted' | 'vanished'>();
-    const ended = deferred<never>();
-    const watch = new NodeWatch(
-      this.client,
-      node,
-      (value) => {
-        if (value === null) gone.resolve('deleted');
-      },
-      {
-        session,
-        creation: false,
-        signal: scope.signal,
-        onEnd: (reason) => ended.reject(reason),
-      },
-    );
-    ended.promise.catch(() => undefined);
-    own?.listen((value) => value === null && gone.resolve('vanished'));
-    try {
-      const [ahead] = await Promise.all([watch.start(), own?.watch.start()]);
-      if (own?.gone) return 'vanished';
-      if (ahead === null) return 'missing';
-      const outcome = await raceAbort(Promise.race([gone.promise, ended.promise]), scope.signal);
-      // Our node's deletion would have come first; a claim needs it still standing.
-      return own?.gone ? 'vanished' : outcome;
-    } finally {
-      // Not awaited: taking the watch off the server is a round trip that a dead connection
-      // holds until its read timeout, past the deadline. It goes in the background.
-      void watch.close();
-    }
-  }
-
-  /** The lock nodes before ours in `listing`, in lock order; undefined when ours is not in it. */
-  private nodesBefore(listing: Listing, ourName: string): string[] | undefined {
-    const sorted = sortLockNodes(listing.children, this.driver.sortNames);
-    const at = sorted.indexOf(ourName);
-    return at < 0 ? undefined : sorted.slice(0, at);
   }
 
   /**
@@ -421,15 +340,8 @@ export class LockInternals {
     return this.driver.decide(rest, ourName).holds ? rest : undefined;
   }
 
-  private async list(session: Session, scope: AttemptScope): Promise<Listing> {
-    try {
-      const { children, stat } = await this.untilDeadline(scope, () => this.client.getChildrenWithStat(this.basePath, { session, signal: scope.signal }));
-      return { children, pzxid: stat.pzxid };
-    } catch (err) {
-      // The parent is gone, and our node with it.
-      if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
-      throw err;
-    }
+  private list(contender: Contender, scope: AttemptScope): Promise<Listing> {
+    return this.untilDeadline(scope, () => contender.list(scope.signal));
   }
 }
 

@@ -1,0 +1,218 @@
+import {
+  type CreatedAndListed,
+  deferred,
+  deleteOwnNode,
+  isZkError,
+  joinPath,
+  nodeName,
+  NodeWatch,
+  raceAbort,
+  type Session,
+  type Stat,
+  type ZkClient,
+} from '../../src/recipeKit';
+import { OwnNode } from './OwnNode';
+import { sortLockNodes } from './sequence';
+
+/** A listing of the line's parent, as much of it as a decision needs. */
+export interface Listing {
+  readonly children: readonly string[];
+  /** The parent's pzxid when the listing was made: the zxid of its latest child change. */
+  readonly pzxid: bigint;
+}
+
+/** How a wait for the node ahead ended. */
+export type AheadOutcome = 'deleted' | 'missing' | 'vanished';
+
+/** What a contender creates to join the line. */
+export interface JoinOptions {
+  /** EPHEMERAL_SEQUENTIAL (the line's own nodes), or EPHEMERAL for a name that already ends in a sequence. */
+  readonly mode: 'EPHEMERAL' | 'EPHEMERAL_SEQUENTIAL';
+  readonly data?: Buffer | string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One contender's place in a line of sequential nodes under one parent: the core that the mutex
+ * family, the read-write lock, the semaphores (through their internal mutex) and LeaderLatch share,
+ * as Curator's LockInternals is for its locks. What each recipe decides (who holds, which node to
+ * watch) stays with it; what is the same for all is written here once:
+ *
+ * - **Our node**, protected EPHEMERAL_SEQUENTIAL under container parents, created with the parent's
+ *   listing in one round trip, and pinned to the session that created it: every read about it is
+ *   made in that session, so that what a later session says (a listing, a watch) is never taken as
+ *   evidence about a node that went with the earlier one.
+ * - **Our place**: the nodes that sort before ours in a listing.
+ * - **The node ahead**, watched with getData (never exists, which leaves a watch on a missing node
+ *   that never fires) until it is deleted; our own node watched beside it when a deletion is to
+ *   settle first place with no read, since events come in zxid order over our session and the loss
+ *   of our node or session would reach us first.
+ * - **Proof that a node is ours**: it stands and its ephemeralOwner is our session.
+ * - **A claim without a read** only while the connection is trusted (see
+ *   `ZkClient.isConnectionTrusted`): after a stall, a read in our session must answer first.
+ * - **Leaving**: our node deleted, guaranteed (retried in the background while the session lives).
+ *
+ * A contender keeps its node's path, session and czxid, and the watches it set: never a listing,
+ * so that a waiter costs the same at any depth of the line.
+ */
+export class Contender {
+  /** The watch on our own node, once one is set. */
+  private ownNode: OwnNode | undefined;
+
+  private constructor(
+    private readonly client: ZkClient,
+    /** The line's parent. */
+    readonly parent: string,
+    /** Our node's full path (within the client's namespace). */
+    readonly path: string,
+    /** The session that created our node: its owner. */
+    readonly session: Session,
+    /** Our node's czxid, when the create returned its stat (create2); else read with our node's watch. */
+    private createdCzxid: bigint | undefined,
+  ) {}
+
+  /**
+   * Creates our node at `nodePath` (a protected name; sequential unless `mode` says otherwise) under
+   * container parents, and lists the parent in the same round trip. The listing is handed back, not
+   * kept.
+   */
+  static async join(client: ZkClient, parent: string, nodePath: string, options: JoinOptions): Promise<{ contender: Contender; listing: Listing }> {
+    const created: CreatedAndListed = await client.createAndListParent(nodePath, {
+      mode: options.mode,
+      protected: true,
+      createParents: 'container',
+      data: options.data,
+      signal: options.signal,
+    });
+    return {
+      contender: new Contender(client, parent, created.path, created.session, created.stat?.czxid),
+      listing: { children: created.children, pzxid: created.parentStat.pzxid },
+    };
+  }
+
+  /** Our node's name, without the parent. */
+  get name(): string {
+    return nodeName(this.path);
+  }
+
+  /** Our node's czxid, once known: from the create, or from our node's watch. */
+  get czxid(): bigint | undefined {
+    return this.createdCzxid ?? this.ownNode?.watch.value?.stat.czxid;
+  }
+
+  /** The watch on our own node, if one is set. */
+  get own(): OwnNode | undefined {
+    return this.ownNode;
+  }
+
+  /** Whether our node is known to be gone, or its watch ended with its session. */
+  get ownGone(): boolean {
+    return this.ownNode?.gone ?? false;
+  }
+
+  /** Whether `stat` is of a node that stands in our session. */
+  isOurs(stat: Stat | null | undefined): boolean {
+    return stat !== null && stat !== undefined && stat.ephemeralOwner === this.session.id;
+  }
+
+  /**
+   * The nodes that sort before ours in `children`, in line order; undefined when ours is not among
+   * them (it went with its session, or someone deleted it).
+   */
+  placeIn(children: readonly string[], sortNames: readonly string[]): string[] | undefined {
+    const sorted = sortLockNodes(children, sortNames);
+    const at = sorted.indexOf(this.name);
+    return at < 0 ? undefined : sorted.slice(0, at);
+  }
+
+  /** Lists the parent in our node's session; a missing parent lists nothing (our node went with it). */
+  async list(signal: AbortSignal | undefined): Promise<Listing> {
+    try {
+      const { children, stat } = await this.client.getChildrenWithStat(this.parent, { session: this.session, signal });
+      return { children, pzxid: stat.pzxid };
+    } catch (err) {
+      if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
+      throw err;
+    }
+  }
+
+  /**
+   * Watches our own node in its session, once: its first read (beside the next request, in the same
+   * round trip) proves it ours and gives its czxid; its deletion, or the end of its session, is heard.
+   */
+  watchOwn(): OwnNode {
+    this.ownNode ??= new OwnNode(this.client, this.path, this.session);
+    return this.ownNode;
+  }
+
+  /** Reads our node in its session: whether it stands and is ours (a claim with no watch on it reads this way). */
+  async readOwn(signal: AbortSignal | undefined): Promise<Stat | null> {
+    const stat = await this.client.exists(this.path, { session: this.session, signal });
+    if (stat !== null) this.createdCzxid ??= stat.czxid;
+    return stat;
+  }
+
+  /**
+   * Whether a first place settled by events alone (the node ahead deleted, our node still watched)
+   * may be claimed with no read now: the connection is trusted. Otherwise this process stalled
+   * since the events were read, and the node ahead may have gone with a session that outlived ours:
+   * a read in our session, sent now, must answer first.
+   */
+  get mayClaimOnEvents(): boolean {
+    return this.client.isConnectionTrusted;
+  }
+
+  /**
+   * Watches the node `ahead` (a name under the parent) until it is deleted. 'missing' when it is
+   * gone already; 'vanished' when our own node goes first (when watched: see `watchOwn`). Rejects
+   * with a SessionLostError when our session ends, and with the signal's reason on abort (the watch
+   * is then removed, in the background).
+   */
+  async untilGone(ahead: string, signal: AbortSignal | undefined): Promise<AheadOutcome> {
+    const own = this.ownNode;
+    const gone = deferred<'deleted' | 'vanished'>();
+    const ended = deferred<never>();
+    const watch = this.watchAhead(ahead, () => gone.resolve('deleted'), (reason) => ended.reject(reason), signal);
+    ended.promise.catch(() => undefined);
+    own?.listen((value) => value === null && gone.resolve('vanished'));
+    try {
+      const [value] = await Promise.all([watch.start(), own?.watch.start()]);
+      if (own?.gone) return 'vanished';
+      if (value === null) return 'missing';
+      const outcome = await raceAbort(Promise.race([gone.promise, ended.promise]), signal);
+      // Our node's deletion would have come first; a claim needs it still standing.
+      return own?.gone ? 'vanished' : outcome;
+    } finally {
+      // Not awaited: taking the watch off the server is a round trip that a dead connection holds
+      // until its read timeout, past any deadline. It goes in the background.
+      void watch.close();
+    }
+  }
+
+  /**
+   * Watches the node `ahead` (a name under the parent) in our session, with getData: `onDeleted`
+   * runs once it is deleted; `onEnd` when the watch ends otherwise (our session ended, or `signal`
+   * aborted). `start()` resolves null when it is missing already. For a contender that reacts to
+   * events rather than awaiting them (the latch).
+   */
+  watchAhead(ahead: string, onDeleted: () => void, onEnd: (reason: unknown) => void, signal: AbortSignal | undefined): NodeWatch {
+    return new NodeWatch(this.client, joinPath(this.parent, ahead), (value) => value === null && onDeleted(), {
+      session: this.session,
+      creation: false,
+      signal,
+      onEnd,
+    });
+  }
+
+  /** Stops watching our own node (the lease's monitor, having taken it over, keeps it). */
+  dropOwnWatch(): void {
+    const own = this.ownNode;
+    this.ownNode = undefined;
+    void own?.watch.close();
+  }
+
+  /** Deletes our node, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
+  leave(within?: AbortSignal): Promise<void> {
+    return deleteOwnNode(this.client, this.path, within);
+  }
+}
