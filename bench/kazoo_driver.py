@@ -309,10 +309,10 @@ class Driver:
         flat = [x for h in holds for x in h]
         return {"counts": counts, "elapsedMs": elapsed_ms, "violations": overlap.violations, "holds": flat}
 
-    def handoff_queue(self, path, waiters):
+    def handoff_queue(self, path, waiters, hold_ms=0):
         if self.handoff is not None:
             raise RuntimeError("a hand-off is already queued")
-        self.handoff = Handoff(self, path, int(waiters))
+        self.handoff = Handoff(self, path, int(waiters), hold_ms)
         self.handoff.queue()
         return {}
 
@@ -643,10 +643,11 @@ class Handoff:
     started (the orchestrator then waits for their watches on the server); run() releases the holder
     and waits until every waiter has held and released the lock."""
 
-    def __init__(self, driver, path, waiters):
+    def __init__(self, driver, path, waiters, hold_ms=0):
         self.driver = driver
         self.path = path
         self.waiters = waiters
+        self.hold_s = hold_ms / 1000.0
         self.acquired = [0.0] * (waiters + 1)
         self.released = [0.0] * (waiters + 1)
         self.overlap = Overlap()
@@ -665,6 +666,8 @@ class Handoff:
             if k == 0:
                 self.held.set()
                 self.go.wait()
+            elif self.hold_s > 0:
+                time.sleep(self.hold_s)
             self.released[k] = micros()
             self.overlap.leave()
             lock.release()
@@ -722,7 +725,7 @@ def main():
             elif cmd == "contended":
                 result = driver.contended(request["path"], request["durationMs"])
             elif cmd == "handoff.queue":
-                result = driver.handoff_queue(request["path"], request["waiters"])
+                result = driver.handoff_queue(request["path"], request["waiters"], request.get("holdMs", 0))
             elif cmd == "handoff.run":
                 result = driver.handoff_run()
             elif cmd == "rwlock":

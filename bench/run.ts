@@ -14,7 +14,7 @@
  * command.
  *
  * Sizes and lengths: --sessions 2,8,32 (contended), --waiters 100,1000 (handoff), --sizes N,M
- * (both of those), --handoff-sessions 4, --rounds N (leader: failovers per library), --duration ms
+ * (both of those), --handoff-sessions 4, --hold-ms N (handoff: each waiter's critical section), --rounds N (leader: failovers per library), --duration ms
  * (contended, rwlock), --iterations N (uncontended), --rw-sessions 8 (rwlock), --participants 5
  * (leader), --queue-sizes 1,4 (queue: N producers × N consumers), --queue-items M (queue),
  * --cache-nodes N (cache), --discovery-instances N (discovery), --libs zk-recipes,curator,kazoo,redis.
@@ -58,6 +58,7 @@ interface Args {
   sessions: number[] | undefined;
   waiters: number[] | undefined;
   handoffSessions: number | undefined;
+  holdMs: number | undefined;
   rounds: number | undefined;
   durationMs: number | undefined;
   iterations: number | undefined;
@@ -91,6 +92,7 @@ export function parseArgs(argv: readonly string[]): Args {
     sessions: undefined,
     waiters: undefined,
     handoffSessions: undefined,
+    holdMs: undefined,
     rounds: undefined,
     durationMs: undefined,
     iterations: undefined,
@@ -136,6 +138,13 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--handoff-sessions':
         args.handoffSessions = positiveInt(flag, next());
         break;
+      case '--hold-ms': {
+        const raw = next();
+        const ms = Number(raw);
+        if (raw === undefined || raw.trim() === '' || !Number.isInteger(ms) || ms < 0) throw new Error(`--hold-ms takes a whole number of milliseconds, 0 or more, got ${String(raw)}`);
+        args.holdMs = ms;
+        break;
+      }
       case '--rounds':
         args.rounds = positiveInt(flag, next());
         break;
@@ -276,6 +285,7 @@ async function main(): Promise<void> {
     sessions: args.sessions ?? (quick ? [2, 8] : [2, 8, 32]),
     waiters: args.waiters ?? (quick ? [5, 10] : [100, 1000]),
     handoffSessions: args.handoffSessions ?? (quick ? 2 : 4),
+    holdMs: args.holdMs ?? 0,
     rounds: args.rounds,
     durationMs: args.durationMs,
     iterations: args.iterations,

@@ -194,7 +194,7 @@ public final class CuratorBench {
                 return;
             case "handoff.queue":
                 if (handoff != null) throw new IllegalStateException("a hand-off is already queued");
-                handoff = new Handoff(str(a, "path"), (int) num(a, "waiters"));
+                handoff = new Handoff(str(a, "path"), (int) num(a, "waiters"), a.containsKey("holdMs") ? (long) num(a, "holdMs") : 0);
                 handoff.queue();
                 return;
             case "handoff.run":
@@ -337,6 +337,8 @@ public final class CuratorBench {
     private final class Handoff {
         final String path;
         final int waiters;
+        /** How long each waiter holds the lock before it releases (its critical section). */
+        final long holdMs;
         final double[] acquired;
         final double[] released;
         final AtomicInteger holders = new AtomicInteger();
@@ -346,9 +348,10 @@ public final class CuratorBench {
         final CountDownLatch go = new CountDownLatch(1);
         final List<Thread> threads = new ArrayList<>();
 
-        Handoff(String path, int waiters) {
+        Handoff(String path, int waiters, long holdMs) {
             this.path = path;
             this.waiters = waiters;
+            this.holdMs = holdMs;
             this.acquired = new double[waiters + 1];
             this.released = new double[waiters + 1];
         }
@@ -378,6 +381,8 @@ public final class CuratorBench {
                 if (isHolder) {
                     held.countDown();
                     go.await();
+                } else if (holdMs > 0) {
+                    Thread.sleep(holdMs);
                 }
                 released[k] = micros();
                 holders.decrementAndGet();

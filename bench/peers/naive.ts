@@ -42,7 +42,7 @@ export class NaiveLock {
   }
 
   /** Takes the lock on session 0, then starts `waiters` waiters over the sessions. */
-  async handoffQueue(waiters: number): Promise<void> {
+  async handoffQueue(waiters: number, holdMs: number): Promise<void> {
     if (this.queued) throw new Error('a hand-off is already queued');
     const n = this.clients.length;
     const counter = new HoldCounter();
@@ -79,6 +79,7 @@ export class NaiveLock {
           }
           counter.enter();
           run.acquiredUs[k] = clockUs();
+          if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
           run.releasedUs[k] = clockUs();
           counter.leave();
           await client.delete(NAIVE_LOCK_PATH);

@@ -164,8 +164,8 @@ export class RemotePeer implements LockPeer {
     };
   }
 
-  async handoffQueue(path: string, waiters: number): Promise<void> {
-    await this.proc.request('handoff.queue', { path, waiters }, 120_000 + waiters * 100);
+  async handoffQueue(path: string, waiters: number, holdMs: number): Promise<void> {
+    await this.proc.request('handoff.queue', { path, waiters, holdMs }, 120_000 + waiters * 100);
   }
 
   async handoffRun(): Promise<HandoffRun> {

@@ -144,10 +144,11 @@ export interface LockPeer {
   contended(path: string, durationMs: number): Promise<ContendedRun>;
   /**
    * Session 0 takes the lock, then `waiters` contenders (each its own lock object) start waiting,
-   * spread round-robin over the open sessions. Resolves once every waiter has started; the
-   * scenario waits for their watches on the server before `handoffRun`.
+   * spread round-robin over the open sessions; each holds the lock `holdMs` ms (a timer) once it
+   * has it, then releases. Resolves once every waiter has started; the scenario waits for their
+   * watches on the server before `handoffRun`.
    */
-  handoffQueue?(path: string, waiters: number): Promise<void>;
+  handoffQueue?(path: string, waiters: number, holdMs: number): Promise<void>;
   /** Releases the first holder and resolves once every waiter has held and released the lock. */
   handoffRun?(): Promise<HandoffRun>;
   /**

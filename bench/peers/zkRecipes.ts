@@ -160,7 +160,7 @@ export class ZkRecipesPeer implements LockPeer {
     return { counts, elapsedMs: (clockUs() - t0) / 1000, violations: counter.violations, holds };
   }
 
-  async handoffQueue(path: string, waiters: number): Promise<void> {
+  async handoffQueue(path: string, waiters: number, holdMs: number): Promise<void> {
     if (this.queued) throw new Error('a hand-off is already queued');
     const counter = new HoldCounter();
     const acquired = new Array<number>(waiters + 1).fill(0);
@@ -176,6 +176,7 @@ export class ZkRecipesPeer implements LockPeer {
           const lease = await mutex.acquire();
           counter.enter();
           acquired[k] = clockUs();
+          if (holdMs > 0) await sleep(holdMs);
           released[k] = clockUs();
           counter.leave();
           await lease.release();

@@ -3,6 +3,8 @@
  * sessions (--handoff-sessions, default 4), behind a holder; then the holder releases and the lock
  * passes down the whole queue, each waiter releasing as soon as it holds.
  *
+ * - --hold-ms N: each waiter holds the lock N ms (a timer: the critical section) before it
+ *   releases; the hand-off latency starts when it starts to release, so the hold is not in it.
  * - Hand-off latency: sorted by the time each holder's acquire returned, the time from holder k
  *   starting to release to holder k+1's acquire returning (one process clock per library: all its
  *   waiters live in one process). W hand-offs per run.
@@ -27,7 +29,7 @@ interface Contender {
   label: string;
   open(sessions: number): Promise<void>;
   close(): Promise<void>;
-  queue(path: string, waiters: number): Promise<void>;
+  queue(path: string, waiters: number, holdMs: number): Promise<void>;
   /** Resolves once every waiter waits with its watch set. */
   armed(baseWatches: number, waiters: number): Promise<void>;
   run(): Promise<HandoffRun>;
@@ -63,9 +65,9 @@ function remote(peer: LockPeer, ctx: BenchContext): Contender {
     label: peer.label,
     open: (n) => peer.open(n),
     close: () => peer.closeSessions(),
-    queue: async (path, w) => {
+    queue: async (path, w, holdMs) => {
       if (!peer.handoffQueue) throw new Error(`${peer.label} has no hand-off driver`);
-      await peer.handoffQueue(path, w);
+      await peer.handoffQueue(path, w, holdMs);
     },
     armed: (base, w) => ctx.probe.waitForWatches(base + w, 120_000 + w * 200),
     run: () => {
@@ -79,6 +81,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const { quick } = ctx.options;
   const sizes = ctx.options.waiters;
   const sessions = ctx.options.handoffSessions;
+  const { holdMs } = ctx.options;
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const failures: string[] = [];
   const naive = new NaiveLock(ctx.spread, ctx.sessionTimeoutMs);
@@ -88,7 +91,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     label: naive.label,
     open: (n) => naive.open(n),
     close: () => naive.closeSessions(),
-    queue: (_path, w) => naive.handoffQueue(w),
+    queue: (_path, w, hold) => naive.handoffQueue(w, hold),
     armed: () => naive.handoffArmed(),
     run: () => naive.handoffRun(),
   };
@@ -102,7 +105,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       await c.open(sessions);
       const path = `${ctx.root}/handoff/${size}/${c.key}-${round}${measured ? '' : '-warmup'}`;
       const base = await ctx.probe.watches();
-      await c.queue(path, waiters);
+      await c.queue(path, waiters, holdMs);
       await c.armed(base, waiters);
       if (!(await ctx.probe.waitQuiet(10_000))) ctx.log('warning: the server did not go quiet before this measurement');
       const m = await ctx.probe.measure(() => c.run());
@@ -170,9 +173,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const packets = (f: RunFigures) => f.packets;
   const has = (id: string) => contenders.some((c) => c.key === id);
   const goals: Goal[] = [];
+  const held = holdMs > 0 ? `, ${holdMs} ms held` : '';
   for (const size of sizes) {
     goals.push(
-      has('curator') ? judge(`hand-off latency p50 at ${size} waiters ≤ 0.5 × Curator`, vs(size, 'curator', p50), 0.5, 'lower') : notMeasured(`hand-off latency p50 at ${size} waiters ≤ 0.5 × Curator`, 'Curator skipped'),
+      has('curator') ? judge(`hand-off latency p50 at ${size} waiters${held} ≤ 0.5 × Curator`, vs(size, 'curator', p50), 0.5, 'lower') : notMeasured(`hand-off latency p50 at ${size} waiters${held} ≤ 0.5 × Curator`, 'Curator skipped'),
     );
   }
   const small = Math.min(...sizes);
@@ -200,13 +204,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     .join('; ');
   const ratioLines = sizes.map(
     (size) =>
-      `${size} waiters: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
+      `${size} waiters${held}: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
   );
 
   const markdown = [
     `## 3. Hand-off: a queue of waiters${ctx.headingSuffix}`,
     '',
-    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter releases as soon as it holds. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.${ensembleNote(ctx.members)}`,
+    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter ${holdMs > 0 ? `holds it ${holdMs} ms (a timer: its critical section), then releases` : 'releases as soon as it holds'}. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.${ensembleNote(ctx.members)}`,
     '',
     mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets', ...byMember.header], rows, [2, 3, 4, 5, 6, 7, 8]),
     '',

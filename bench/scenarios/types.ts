@@ -15,6 +15,8 @@ export interface BenchOptions {
   waiters: number[];
   /** Sessions the hand-off waiters are spread over (--handoff-sessions). */
   handoffSessions: number;
+  /** How long each hand-off waiter holds the lock before it releases, in ms (--hold-ms; default 0). */
+  holdMs: number;
   /** Rounds per size (--rounds); each scenario has its own default. */
   rounds: number | undefined;
   /** `contended` and `rwlock` run length (--duration ms). */
