@@ -20,20 +20,32 @@ const ERR_AT = 16;
 /** A notification's event type; a getData reply's data length. */
 const BODY_AT = 20;
 
+/** What a reply answers: the request's opcode and path. */
+interface Asked {
+  readonly op: number;
+  readonly path: string;
+}
+
 /**
  * An interceptor that hands `rewrite` every whole frame from the server (length prefix included),
- * with the opcode of the request it answers when it answers one, and sends what `rewrite` returns
- * instead. It holds a frame's bytes until the frame is whole, so a rewrite never spans chunks.
+ * with the request it answers when it answers one, and sends what `rewrite` returns instead. It
+ * holds a frame's bytes until the frame is whole, so a rewrite never spans chunks.
  */
-function rewriteReplies(rewrite: (frame: Buffer, op: number | undefined) => Buffer): ChunkInterceptor {
+function rewriteReplies(rewrite: (frame: Buffer, asked: Asked | undefined) => Buffer): ChunkInterceptor {
   const held = new Map<number, Buffer>();
   const requests = new Map<number, FrameScanner>();
-  const ops = new Map<string, number>();
+  const asked = new Map<string, Asked>();
   return (chunk, { connection, direction }) => {
     if (direction === 'client->upstream') {
       let scanner = requests.get(connection);
       if (!scanner) requests.set(connection, (scanner = new FrameScanner()));
-      for (const f of scanner.feed(chunk)) if (f.head.length >= 8) ops.set(`${connection}:${f.head.readInt32BE(0)}`, f.head.readInt32BE(4));
+      for (const f of scanner.feed(chunk)) {
+        if (f.head.length < 12) continue;
+        // A request's body: xid, opcode, then (for those with a path) the path's length and bytes.
+        const length = f.head.readInt32BE(8);
+        const path = length > 0 ? f.head.subarray(12, 12 + length).toString('utf8') : '';
+        asked.set(`${connection}:${f.head.readInt32BE(0)}`, { op: f.head.readInt32BE(4), path });
+      }
       return 'forward';
     }
     let bytes = Buffer.concat([held.get(connection) ?? Buffer.alloc(0), chunk]);
@@ -42,7 +54,7 @@ function rewriteReplies(rewrite: (frame: Buffer, op: number | undefined) => Buff
       const size = 4 + bytes.readInt32BE(0);
       const frame = Buffer.from(bytes.subarray(0, size));
       const xid = size >= 8 ? frame.readInt32BE(XID_AT) : 0;
-      out.push(rewrite(frame, xid > 0 ? ops.get(`${connection}:${xid}`) : undefined));
+      out.push(rewrite(frame, xid > 0 ? asked.get(`${connection}:${xid}`) : undefined));
       bytes = bytes.subarray(size);
     }
     held.set(connection, Buffer.from(bytes));
@@ -51,11 +63,11 @@ function rewriteReplies(rewrite: (frame: Buffer, op: number | undefined) => Buff
 }
 
 /** A rewrite applied to the first frame that `matches`, then never again. */
-function once(matches: (frame: Buffer, op: number | undefined) => boolean, change: (frame: Buffer) => Buffer): { interceptor: ChunkInterceptor; done: () => boolean } {
+function once(matches: (frame: Buffer, asked: Asked | undefined) => boolean, change: (frame: Buffer) => Buffer): { interceptor: ChunkInterceptor; done: () => boolean } {
   let fired = false;
   return {
-    interceptor: rewriteReplies((frame, op) => {
-      if (fired || !matches(frame, op)) return frame;
+    interceptor: rewriteReplies((frame, asked) => {
+      if (fired || !matches(frame, asked)) return frame;
       fired = true;
       return change(frame);
     }),
@@ -83,7 +95,7 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
     const client = await behindProxy(6_000);
     const session = client.sessionId;
     const grow = once(
-      (_frame, op) => op === GET_DATA,
+      (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
       (frame) => {
         frame.writeInt32BE(frame.readInt32BE(0) + 0x1_0000, 0);
         return frame;
@@ -124,7 +136,7 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
     const client = await behindProxy();
     const session = client.sessionId;
     const bad = once(
-      (_frame, op) => op === GET_DATA,
+      (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
       (frame) => {
         frame.writeInt32BE(-999, ERR_AT);
         return frame;
@@ -141,7 +153,7 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
     const client = await behindProxy();
     const session = client.sessionId;
     const bad = once(
-      (_frame, op) => op === GET_DATA,
+      (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
       (frame) => {
         // The data's length, one less: the stat is read one byte early, and one byte is left.
         frame.writeInt32BE(frame.readInt32BE(BODY_AT) - 1, BODY_AT);
