@@ -1,4 +1,5 @@
-import { FrameScanner, countRequests, loseNext, loseReplyToCreate, type LostReply } from './frames';
+import { InvalidArgumentError } from '../src/errors';
+import { FrameScanner, countRequests, loseNext, loseReplyToCreate, mutateReplies, type LostReply } from './frames';
 
 function frame(body: Buffer): Buffer {
   const length = Buffer.alloc(4);
@@ -101,5 +102,86 @@ describe('countRequests', () => {
     expect(interceptor(request(1, 14, '/a'), { connection: 2, direction: 'client->upstream' })).toBe('forward');
     expect(interceptor(reply(1), { connection: 1, direction: 'upstream->client' })).toBe('forward');
     expect([count(14), count(3), count(4)]).toEqual([2, 1, 0]);
+  });
+});
+
+describe('mutateReplies', () => {
+  const down = { connection: 1, direction: 'upstream->client' as const };
+  const up = { connection: 1, direction: 'client->upstream' as const };
+  /** A server's stream: the answer to the handshake, then replies with their zxid set to 0x0102030405060708. */
+  function serverStream(replies: number): Buffer {
+    const answers = Array.from({ length: replies }, (_, i) => {
+      const r = reply(i + 1);
+      r.writeBigInt64BE(0x0102030405060708n, 8);
+      return r;
+    });
+    return Buffer.concat([frame(Buffer.alloc(36, 7)), ...answers]);
+  }
+
+  it('rejects a bad rate or kinds before it sees any chunk', () => {
+    expect(() => mutateReplies({ seed: 1, rate: 0 })).toThrow(InvalidArgumentError);
+    expect(() => mutateReplies({ seed: 1, rate: 1.5 })).toThrow(InvalidArgumentError);
+    expect(() => mutateReplies({ seed: 1, rate: Number.NaN })).toThrow(InvalidArgumentError);
+    expect(() => mutateReplies({ seed: 1, rate: 0.5, kinds: [] })).toThrow(InvalidArgumentError);
+    expect(() => mutateReplies({ seed: 1, rate: 0.5, kinds: ['melt' as 'flip'] })).toThrow(InvalidArgumentError);
+  });
+
+  it('leaves requests alone, and mutates replies at about its rate, the same way for the same seed', () => {
+    const run = (seed: number) => {
+      const { interceptor, counts } = mutateReplies({ seed, rate: 0.25, kinds: ['flip', 'duplicate'] });
+      const out = Array.from({ length: 400 }, (_, i) => interceptor(reply(i + 1), { connection: 1, direction: 'upstream->client' }));
+      expect(interceptor(request(1, 4, '/a'), up)).toBe('forward');
+      return { out, counts };
+    };
+    const a = run(9);
+    expect(a.counts.chunks).toBe(400);
+    const mutated = a.counts.flip + a.counts.duplicate;
+    expect(mutated).toBeGreaterThan(60);
+    expect(mutated).toBeLessThan(140);
+    expect(a.out.filter((v) => v !== 'forward')).toHaveLength(mutated);
+    expect(run(9).out).toEqual(a.out);
+    expect(run(10).out).not.toEqual(a.out);
+  });
+
+  it('flips 1-3 bytes, duplicates a whole chunk, and truncates by forwarding a head and ending the connection', () => {
+    const chunk = reply(5);
+    const flip = mutateReplies({ seed: 3, rate: 1, kinds: ['flip'] }).interceptor(chunk, down) as Buffer;
+    const changed = [...flip].filter((b, i) => b !== chunk[i]).length;
+    expect(flip).toHaveLength(chunk.length);
+    expect(changed).toBeGreaterThanOrEqual(1);
+    expect(changed).toBeLessThanOrEqual(3);
+    expect(mutateReplies({ seed: 3, rate: 1, kinds: ['duplicate'] }).interceptor(chunk, down)).toEqual(Buffer.concat([chunk, chunk]));
+    const { interceptor } = mutateReplies({ seed: 3, rate: 1, kinds: ['truncate'] });
+    const verdict = interceptor(chunk, down) as { forward: Buffer; then: 'end' };
+    expect(verdict.then).toBe('end');
+    expect(verdict.forward.length).toBeLessThan(chunk.length);
+    expect(verdict.forward).toEqual(chunk.subarray(0, verdict.forward.length));
+    expect(interceptor(request(6, 11, ''), up)).toBe('forward');
+  });
+
+  it('with spareTrusted, never flips the answer to the handshake or a zxid, however the stream is cut', () => {
+    const stream = serverStream(20);
+    const trusted = new Set<number>();
+    for (let i = 0; i < 40; i++) trusted.add(i); // the answer to the handshake: length and 36 bytes
+    for (let f = 0; f < 20; f++) for (let b = 8; b < 16; b++) trusted.add(40 + f * 30 + b);
+    let flipped = 0;
+    for (let seed = 0; seed < 50; seed++) {
+      const { interceptor, counts } = mutateReplies({ seed, rate: 1, kinds: ['flip'], spareTrusted: true });
+      const cuts = [0, 3 + (seed % 17), 41 + seed, 200 + seed * 3, stream.length].sort((x, y) => x - y);
+      const out = Buffer.concat(
+        cuts.slice(1).map((end, i) => {
+          const chunk = stream.subarray(cuts[i], end);
+          const verdict = interceptor(chunk, down);
+          return Buffer.isBuffer(verdict) ? verdict : chunk;
+        }),
+      );
+      flipped += counts.flip;
+      for (let i = 0; i < stream.length; i++) if (out[i] !== stream[i]) expect(trusted.has(i)).toBe(false);
+    }
+    expect(flipped).toBeGreaterThan(100);
+    // Without it, the zxids are fair game too.
+    const { interceptor } = mutateReplies({ seed: 1, rate: 1, kinds: ['flip'] });
+    const zxidOnly = Buffer.alloc(8, 1);
+    expect(interceptor(zxidOnly, down)).not.toEqual(zxidOnly);
   });
 });

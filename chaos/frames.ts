@@ -4,11 +4,16 @@
  * connection instead of delivering it. The server has executed the create; the client never hears
  * of it, and must find out on its own (protection, or a retry that may duplicate).
  *
+ * It also mutates the servers' replies at random (flipped bytes, cut chunks, chunks sent twice),
+ * for a client that must drop a connection whose stream went wrong, and never act on it.
+ *
  * Frames are a 4-byte big-endian length and a body. A request body starts with xid and opcode; a
  * reply body with xid, zxid and error code. The first frame of a connection is the session
  * handshake, which has neither.
  */
+import { InvalidArgumentError } from '../src/errors';
 import type { ChunkInterceptor } from '../src/testing';
+import { Random } from './random';
 
 /** Opcodes that create a node: create, create2, createContainer, createTTL. */
 const CREATE_OPS: ReadonlySet<number> = new Set([1, 15, 19, 21]);
@@ -198,4 +203,119 @@ export function countRequests(): { interceptor: ChunkInterceptor; count(op: numb
     },
     count: (op) => counts.get(op) ?? 0,
   };
+}
+
+/** What {@link mutateReplies} may do to a chunk of a server's reply stream. */
+export type MutationKind = 'flip' | 'truncate' | 'duplicate';
+
+export const MUTATION_KINDS: readonly MutationKind[] = Object.freeze(['flip', 'truncate', 'duplicate'] as MutationKind[]);
+
+/** Options of {@link mutateReplies}. */
+export interface MutateRepliesOptions {
+  /** The seed of the draws: which chunks, which kind, which bytes. */
+  readonly seed: number;
+  /** The chance that one chunk from the server is mutated, in (0, 1]. */
+  readonly rate: number;
+  /** The kinds drawn from, equally often. Default all three. */
+  readonly kinds?: readonly MutationKind[];
+  /**
+   * Leaves alone the bytes a client can only take on trust, because any value of them is valid:
+   * the whole answer to the handshake (session id, password, timeout) and the zxid of every
+   * reply. Changed, they do not break a frame; they change what the session is (see the chaos
+   * README). Truncations and duplicates still take any chunk. Default false.
+   */
+  readonly spareTrusted?: boolean;
+}
+
+/** How many chunks from servers {@link mutateReplies} saw, and how many it changed, by kind. */
+export interface MutationCounts {
+  chunks: number;
+  flip: number;
+  truncate: number;
+  duplicate: number;
+}
+
+/**
+ * Where each byte of one direction falls in its frame: the first frame (the answer to the
+ * handshake) and a reply header's zxid (bytes 8-15 of a frame, its length prefix counted) are
+ * the bytes `spareTrusted` spares. It follows the server's own frames, so what a mutation does
+ * to the client's view does not move it.
+ */
+class FrameOffsets {
+  private frameNo = 0;
+  private at = 0;
+  private size = -1;
+  private readonly lengthBytes = Buffer.alloc(4);
+
+  /** Whether each byte of `chunk`, which comes next in the stream, is one a client takes on trust. */
+  trusted(chunk: Buffer): boolean[] {
+    const marks: boolean[] = new Array<boolean>(chunk.length);
+    for (let i = 0; i < chunk.length; i++) {
+      if (this.at < 4) {
+        this.lengthBytes[this.at] = chunk[i];
+        if (this.at === 3) this.size = 4 + Math.max(0, this.lengthBytes.readInt32BE(0));
+      }
+      marks[i] = this.frameNo === 0 || (this.at >= 8 && this.at < 16);
+      this.at++;
+      if (this.at === this.size) {
+        this.frameNo++;
+        this.at = 0;
+        this.size = -1;
+      }
+    }
+    return marks;
+  }
+}
+
+/**
+ * A FaultProxy interceptor that mutates chunks of the servers' replies at random, from a seed:
+ * with chance `rate`, one chunk is
+ * - `flip`: 1-3 of its bytes XORed with a non-zero byte, and forwarded;
+ * - `truncate`: cut at a random point: the head is forwarded, the tail lost, and the connection
+ *   ended both ways right after the head (FIN): the client never reads past the gap, and the
+ *   tail is never forwarded later;
+ * - `duplicate`: forwarded twice in a row.
+ * Requests (client to server) pass untouched. Remove it from the proxy to heal.
+ *
+ * @throws InvalidArgumentError for a rate outside (0, 1], or no or unknown kinds.
+ */
+export function mutateReplies(options: MutateRepliesOptions): { interceptor: ChunkInterceptor; counts: MutationCounts } {
+  const { seed, rate } = options;
+  const kinds = options.kinds ?? MUTATION_KINDS;
+  if (typeof rate !== 'number' || !(rate > 0 && rate <= 1)) throw new InvalidArgumentError(`rate must be a number in (0, 1], got ${String(rate)}`);
+  if (!Number.isInteger(seed)) throw new InvalidArgumentError(`seed must be an integer, got ${String(seed)}`);
+  if (!Array.isArray(kinds) || kinds.length === 0 || kinds.some((k) => !MUTATION_KINDS.includes(k))) {
+    throw new InvalidArgumentError(`kinds must be some of ${MUTATION_KINDS.join(', ')}, got ${String(kinds)}`);
+  }
+  const rng = new Random(seed);
+  const offsets = new Map<number, FrameOffsets>();
+  const counts: MutationCounts = { chunks: 0, flip: 0, truncate: 0, duplicate: 0 };
+  const interceptor: ChunkInterceptor = (chunk, { connection, direction }) => {
+    if (direction !== 'upstream->client') return 'forward';
+    counts.chunks++;
+    let frames = offsets.get(connection);
+    if (!frames) offsets.set(connection, (frames = new FrameOffsets()));
+    const trusted = frames.trusted(chunk);
+    if (!rng.chance(rate)) return 'forward';
+    const kind = rng.pick(kinds);
+    switch (kind) {
+      case 'flip': {
+        const open = trusted.flatMap((t, i) => (options.spareTrusted === true && t ? [] : [i]));
+        if (open.length === 0) return 'forward';
+        const out = Buffer.from(chunk);
+        for (let n = rng.int(1, 3); n > 0; n--) out[rng.pick(open)] ^= rng.int(1, 255);
+        counts.flip++;
+        return out;
+      }
+      case 'truncate':
+        counts.truncate++;
+        offsets.delete(connection);
+        return { forward: Buffer.from(chunk.subarray(0, rng.int(0, chunk.length - 1))), then: 'end' };
+      case 'duplicate':
+        counts.duplicate++;
+        return Buffer.concat([chunk, chunk]);
+    }
+    return 'forward';
+  };
+  return { interceptor, counts };
 }

@@ -1,4 +1,4 @@
-import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, makeSchedule, type FaultKind, type ScheduledFault, type ScheduleOptions } from './nemesis';
+import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, MUTATE_KINDS, makeSchedule, type FaultKind, type ScheduledFault, type ScheduleOptions } from './nemesis';
 
 const OPTIONS: ScheduleOptions = { durationMs: 600_000, sessionTimeoutMs: 4_000, workers: 5, kinds: FAULT_KINDS, quick: false };
 const SERVER: readonly FaultKind[] = ['kill-leader', 'kill-follower', 'pause-server', ...ENSEMBLE_KINDS];
@@ -82,5 +82,24 @@ describe('the nemesis schedule', () => {
     for (const group of groups(makeSchedule(5, { ...OPTIONS, kinds: ALL_FAULT_KINDS, overlap: true }))) {
       expect(group.filter((f) => SERVER.includes(f.kind)).length).toBeLessThanOrEqual(1);
     }
+  });
+
+  it('draws mutated replies only when asked, on a worker, for half to twice the session timeout', () => {
+    for (const seed of [1, 2, 3, 2211]) {
+      expect(makeSchedule(seed, OPTIONS).some((f) => f.kind === 'mutate-replies')).toBe(false);
+      expect(makeSchedule(seed, { ...OPTIONS, kinds: [...FAULT_KINDS, ...ENSEMBLE_KINDS] }).some((f) => f.kind === 'mutate-replies')).toBe(false);
+    }
+    const kinds = [...FAULT_KINDS, ...MUTATE_KINDS];
+    for (const overlap of [false, true]) {
+      const mutated = [1, 2, 3].flatMap((seed) => makeSchedule(seed, { ...OPTIONS, kinds, overlap })).filter((f) => f.kind === 'mutate-replies');
+      expect(mutated.length).toBeGreaterThan(5);
+      for (const f of mutated) {
+        expect(f.worker).toBeGreaterThanOrEqual(0);
+        expect(f.worker).toBeLessThan(OPTIONS.workers);
+        expect(f.durationMs).toBeGreaterThanOrEqual(2_000);
+        expect(f.durationMs).toBeLessThanOrEqual(8_000);
+      }
+    }
+    expect(ALL_FAULT_KINDS).toContain('mutate-replies');
   });
 });

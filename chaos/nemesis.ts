@@ -16,7 +16,7 @@
  * leader" comes is up to the ensemble, and is recorded.
  */
 import type { FaultProxy, TestingCluster } from '../src/testing';
-import { loseReplyToCreate, type LostReply } from './frames';
+import { MUTATION_KINDS, loseReplyToCreate, mutateReplies, type LostReply, type MutationKind } from './frames';
 import { now, type FaultEvent, type HistoryEvent, type HoldKind } from './history';
 import { runHelper, type ChildLines } from './processes';
 import { Random, deriveSeed } from './random';
@@ -34,7 +34,8 @@ export type FaultKind =
   | 'isolate-leader'
   | 'isolate-follower'
   | 'split'
-  | 'flap-link';
+  | 'flap-link'
+  | 'mutate-replies';
 
 export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
   'kill-leader',
@@ -57,8 +58,16 @@ export const FAULT_KINDS: readonly FaultKind[] = Object.freeze([
  */
 export const ENSEMBLE_KINDS: readonly FaultKind[] = Object.freeze(['isolate-leader', 'isolate-follower', 'split', 'flap-link'] as FaultKind[]);
 
+/**
+ * A worker's replies mutated at random for a while (flipped bytes, cut chunks, chunks sent twice;
+ * see `mutateReplies` in frames.ts): its client must drop each connection that went wrong and
+ * carry on in its session. Not drawn unless asked for (`--mutate` or `--faults`), as the
+ * partitions.
+ */
+export const MUTATE_KINDS: readonly FaultKind[] = Object.freeze(['mutate-replies'] as FaultKind[]);
+
 /** Every kind the nemesis knows. */
-export const ALL_FAULT_KINDS: readonly FaultKind[] = Object.freeze([...FAULT_KINDS, ...ENSEMBLE_KINDS]);
+export const ALL_FAULT_KINDS: readonly FaultKind[] = Object.freeze([...FAULT_KINDS, ...ENSEMBLE_KINDS, ...MUTATE_KINDS]);
 
 /** One fault of the schedule. */
 export interface ScheduledFault {
@@ -104,7 +113,7 @@ const PROXY_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['cut-worker', 'b
 const POINT_KINDS: ReadonlySet<FaultKind> = new Set<FaultKind>(['expire-session', 'lost-reply']);
 
 function targetsWorker(kind: FaultKind): boolean {
-  return kind.endsWith('-worker') || kind === 'lost-reply' || kind === 'expire-session';
+  return kind.endsWith('-worker') || kind === 'lost-reply' || kind === 'expire-session' || kind === 'mutate-replies';
 }
 
 /** The schedule a seed gives: kinds in shuffled rounds, so that every kind comes up as often. */
@@ -254,6 +263,8 @@ function duration(kind: FaultKind, t: number, rng: Random): number {
       return rng.int(1_000, 2 * t);
     case 'flap-link':
       return rng.int(2_000, 2 * t);
+    case 'mutate-replies':
+      return rng.int(Math.round(t / 2), 2 * t);
   }
 }
 
@@ -267,6 +278,8 @@ export interface NemesisTargets {
   readonly emit: (event: HistoryEvent) => void;
   /** The workers that hold a kind of lock now, as the history tells so far. */
   readonly holders: (kind: HoldKind) => number[];
+  /** What `mutate-replies` may do to a chunk; default all kinds. */
+  readonly mutations?: readonly MutationKind[];
 }
 
 function sleep(ms: number): Promise<void> {
@@ -506,6 +519,19 @@ async function begin(fault: ScheduledFault, x: NemesisTargets, overlaps: string 
         await flaps;
         link.heal();
         mark('end', target);
+      };
+    }
+    case 'mutate-replies': {
+      // 2-10 % of the chunks from the servers, drawn from the seed. The bytes a client can only
+      // take on trust (the answer to the handshake, a reply's zxid) are spared: see the README.
+      const rate = (2 + (fault.pick % 9)) / 100;
+      const kinds = x.mutations ?? MUTATION_KINDS;
+      const { interceptor, counts } = mutateReplies({ seed: deriveSeed(fault.pick, fault.id), rate, kinds, spareTrusted: true });
+      mark('start', `worker ${w}`, { detail: `${rate * 100} % of the chunks from the servers mutated (${kinds.join(', ')})` });
+      const remove = x.proxies[w].intercept(interceptor);
+      return async () => {
+        remove();
+        mark('end', `worker ${w}`, { detail: `${counts.chunks} chunks: ${counts.flip} flipped, ${counts.truncate} cut, ${counts.duplicate} sent twice` });
       };
     }
     case 'burst':

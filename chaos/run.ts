@@ -11,7 +11,8 @@
  * --faults kind,kind (only these kinds), --out dir (default chaos/out), --save-history (also when
  * nothing failed), --check history.json (check a saved history again and report on it; no run). `--quick` is about a minute: 3 workers, 30 s of nemesis, a worker paused past its
  * session first. `--runs N` runs N quick runs back to back, seeds `--seed`, `--seed`+1, ... (see
- * `runs.ts`). `--overlap` draws groups of 2-3 faults that overlap (see `nemesis.ts`).
+ * `runs.ts`). `--overlap` draws groups of 2-3 faults that overlap (see `nemesis.ts`). `--partitions`
+ * and `--mutate` add partitions inside the ensemble and mutated replies to the kinds drawn.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,7 +20,8 @@ import { ExponentialBackoffRetry, ZkClient, isZkError, type ConnectionStateError
 import { FaultProxy, TestingCluster } from '../src/testing';
 import { check } from './checker';
 import { HistoryRecorder, now, type HistoryEvent, type SavedHistory } from './history';
-import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
+import { MUTATION_KINDS, type MutationKind } from './frames';
+import { ALL_FAULT_KINDS, ENSEMBLE_KINDS, FAULT_KINDS, MUTATE_KINDS, makeSchedule, runNemesis, type FaultKind, type ScheduledFault } from './nemesis';
 import { ChildLines } from './processes';
 import { deriveSeed } from './random';
 import { buildReport } from './report';
@@ -75,6 +77,7 @@ export function parseArgs(argv: readonly string[]): Args {
     overlap: false,
   };
   let partitions = false;
+  let mutate = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     switch (flag) {
@@ -129,11 +132,15 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--partitions':
         partitions = true;
         break;
+      case '--mutate':
+        mutate = true;
+        break;
       default:
         throw new Error(`unknown option ${flag}`);
     }
   }
   if (partitions) args.faults = [...args.faults, ...ENSEMBLE_KINDS.filter((k) => !args.faults.includes(k))];
+  if (mutate) args.faults = [...args.faults, ...MUTATE_KINDS.filter((k) => !args.faults.includes(k))];
   if (args.check !== undefined && args.runs > 1) throw new Error('--check checks one saved history; it takes no --runs');
   return args;
 }
@@ -284,7 +291,10 @@ async function runOnce(args: Args, filing: RunFiling): Promise<RunSummary> {
     inspector.start();
 
     const nemesisStart = now();
-    await runNemesis(schedule, { cluster, proxies, workers, root, emit, holders: (kind) => recorder.holders(kind) }, (f) =>
+    // The native transport's C client aborts the process on a reply that answers no request (see
+    // the README): its workers get cut chunks only.
+    const mutations: readonly MutationKind[] = transport === 'native' ? ['truncate'] : MUTATION_KINDS;
+    await runNemesis(schedule, { cluster, proxies, workers, root, emit, holders: (kind) => recorder.holders(kind), mutations }, (f) =>
       say(`fault ${f.id}/${schedule.length}: ${f.kind}${f.worker !== undefined ? ` on worker ${f.worker}` : ''} for ${f.durationMs} ms (+${((now() - nemesisStart) / 1000).toFixed(0)} s)`),
     );
     say(`nemesis done; quiet for ${(3 * t) / 1000} s`);

@@ -11,6 +11,8 @@ import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptions, types } from 'node:util';
 import debug from 'debug';
 import { InvalidArgumentError } from '../errors';
+import { SERVER_ERROR_CODES } from '../errors/codes';
+import { validatePath } from '../paths';
 import { showAs } from '../util/redact';
 import type { CloseReason, TransportEvents, TransportOptions, WatchEvent, WatchEventType, Watcher } from '../transport/Transport';
 import { DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES } from './framing';
@@ -42,6 +44,12 @@ const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /** How long `close()` waits at most for the server to confirm the end of the session. */
 const MAX_CLOSE_WAIT_MS = 1_000;
+
+/** The state of every node event a server sends (KeeperState.SyncConnected). */
+const SYNC_CONNECTED = 3;
+
+/** Every KeeperState the Java client knows (KeeperState.fromInt throws on any other, and the connection drops). */
+const KEEPER_STATES: ReadonlySet<number> = new Set([-1, 0, 1, 3, 4, 5, 6, -112, 7]);
 
 const EVENT_TYPES: Readonly<Record<number, WatchEventType>> = Object.freeze({
   [EventType.nodeCreated]: 'created',
@@ -218,9 +226,6 @@ export class ProtocolConnection {
     log('session %s: connecting to %s%s', this.idHex, formatHost(host), this.options.tls ? ' (TLS)' : '');
     this.socket = new ProtocolSocket(host, this.options.tls, this.maxFrameBytes, {
       opened: () => this.onSocketOpen(),
-      received: () => {
-        this.lastRecvAt = performance.now();
-      },
       frame: (body) => this.onFrame(body),
       established: () => this.phase === 'connected',
       failed: (cause) => this.drop(cause),
@@ -260,19 +265,39 @@ export class ProtocolConnection {
     this.write(bytes);
   }
 
-  /** Handles one frame; true when it answered a request. */
+  /**
+   * Handles one frame; true when it answered a request. A frame is handled only when its
+   * structure holds: a reply answers the request next in line, an error code is one ZooKeeper has,
+   * a notification names a known event type and state and a valid path, and every byte of a
+   * record is used. Otherwise it throws, and the connection drops: ZooKeeper frames carry no
+   * checksum, so bytes that break the structure are the only sign of a stream gone wrong, and what
+   * follows them cannot be trusted either. (A byte changed into another valid value cannot be told
+   * from the server's own.)
+   */
   private onFrame(body: Buffer): boolean {
-    this.lastHeardAt = performance.now();
+    const at = performance.now();
+    this.lastHeardAt = at;
+    // The read timeout counts whole frames, as the Java client's: bytes of a frame that never
+    // completes (a length prefix gone wrong) must not keep a dead connection alive.
+    this.lastRecvAt = at;
     const r = new JuteReader(body);
     if (this.phase === 'handshake') {
       this.onHandshake(ConnectResponseRecord.read(r));
       return false;
     }
     const header = ReplyHeaderRecord.read(r);
+    if (header.err !== 0 && !(header.err in SERVER_ERROR_CODES)) {
+      // The requests waiting fail with CONNECTIONLOSS when the connection drops, this one too.
+      throw new ProtocolError('malformed', `a reply with xid ${header.xid} carries error code ${header.err}, which ZooKeeper does not have`);
+    }
     switch (header.xid) {
-      case Xid.notification:
-        this.onNotification(WatcherEventRecord.read(r), header.zxid);
+      case Xid.notification: {
+        if (header.err !== 0) throw new ProtocolError('malformed', `a notification carries error code ${header.err}`);
+        const event = WatcherEventRecord.read(r);
+        if (r.remaining !== 0) throw new ProtocolError('malformed', `a notification has ${r.remaining} bytes after its event`);
+        this.onNotification(event, header.zxid);
         return false;
+      }
       case Xid.ping:
         return false;
       case Xid.auth:
@@ -306,6 +331,10 @@ export class ProtocolConnection {
       log('session %s: the server says it has expired', this.idHex);
       this.end('expired');
       return;
+    }
+    // A session carried on is answered with its own id and password, or not at all.
+    if (this.session.timeoutMs > 0 && (response.sessionId !== this.session.id || !response.passwd.equals(this.session.password))) {
+      throw new ProtocolError('malformed', `the answer to the handshake names session 0x${response.sessionId.toString(16)}, not this session ${this.idHex}, or another password`);
     }
     const host = this.host as HostAddress;
     this.session = { id: response.sessionId, password: response.passwd, timeoutMs: response.timeOut };
@@ -527,12 +556,13 @@ export class ProtocolConnection {
 
   private onAuthReply(err: number): void {
     const auth = this.authReplies.shift();
+    // Not even an AUTHFAILED that answers nothing ends the session.
+    if (auth === undefined) throw new ProtocolError('unexpectedReply', `an answer to credentials (rc ${err}) came while none were sent`);
     if (err === ErrorCode.authFailed) {
       log('session %s: the server refused the %s credentials', this.idHex, auth?.scheme ?? '?');
       this.end('authFailed');
       return;
     }
-    if (auth === undefined) return;
     const waiters = auth.waiters;
     auth.waiters = [];
     for (const waiter of waiters) {
@@ -544,8 +574,23 @@ export class ProtocolConnection {
   private onNotification(event: { type: number; state: number; path: string }, zxid: bigint): void {
     const type = EVENT_TYPES[event.type];
     if (type === undefined) {
+      // The Java client drops the connection on a type or state it does not know (fromInt throws).
+      if (!(Object.values(EventType) as number[]).includes(event.type) || !KEEPER_STATES.has(event.state)) {
+        throw new ProtocolError('malformed', `a notification of type ${event.type}, state ${event.state}`);
+      }
       log('session %s: ignoring a notification of type %d on %s', this.idHex, event.type, event.path);
       return;
+    }
+    // A server sends node events in state SyncConnected only, on a valid path inside the chroot.
+    if (event.state !== SYNC_CONNECTED) throw new ProtocolError('malformed', `a ${type} notification in state ${event.state}`);
+    const root = this.chroot.root;
+    try {
+      validatePath(event.path);
+    } catch {
+      throw new ProtocolError('malformed', `a ${type} notification on ${JSON.stringify(event.path)}, which is not a path`);
+    }
+    if (root !== undefined && event.path !== root && !event.path.startsWith(`${root}/`)) {
+      throw new ProtocolError('malformed', `a ${type} notification on ${event.path}, outside the chroot ${root}`);
     }
     const watchers = this.registry.materialize(event.type, event.path);
     if (watchers.size === 0) return;

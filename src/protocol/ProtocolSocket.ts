@@ -16,8 +16,6 @@ import { notZooKeeper } from './peer';
 export interface SocketHandler {
   /** The socket is up (with TLS, its handshake is done too). */
   opened(): void;
-  /** Bytes came in. */
-  received(): void;
   /** Handles one frame; true when it answered a request. Throws to drop the connection. */
   frame(body: Buffer): boolean;
   /** Whether the session is established on this connection. */
@@ -100,7 +98,6 @@ export class ProtocolSocket {
   }
 
   private onData(chunk: Buffer): void {
-    this.handler.received();
     if (this.opening !== undefined && this.opening.length < PEEK_BYTES) {
       this.opening = Buffer.concat([this.opening, chunk.subarray(0, PEEK_BYTES - this.opening.length)]);
       // The first frame is the answer to the handshake, a few dozen bytes: a length far from that

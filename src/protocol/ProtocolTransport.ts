@@ -30,6 +30,7 @@ import type { JuteReader, JuteWriter } from './jute';
 import { readMultiResults, writeMulti, writeMultiRead } from './multi';
 import { AddWatchModeCode, CreateFlags, ErrorCode, OpCode, WatcherTypeCode } from './opcodes';
 import { ProtocolConnection } from './ProtocolConnection';
+import { ProtocolError } from './ProtocolError';
 import {
   Create2ResponseRecord,
   CreateRequestRecord,
@@ -156,7 +157,11 @@ export class ProtocolTransport implements Transport {
             reject(new Failure(err));
             return;
           }
+          const unread = r.remaining;
           const value = decode(r);
+          // A record read must fill its reply exactly: bytes left over mean a length inside it was
+          // wrong, and the stream with it. (Replies whose body is not read, such as sync's, are not checked.)
+          if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply to opcode ${opcode} has ${r.remaining} bytes after its record`);
           settled?.();
           watch?.register(0);
           resolve(value);

@@ -372,6 +372,19 @@ describe('FaultProxy', () => {
       expect(proxy.connectionCount).toBe(0);
     });
 
+    it('forwards the bytes it is given, then ends the connection both ways, and delivers nothing after them', async () => {
+      const echo = await startEcho();
+      const proxy = await startProxy(`127.0.0.1:${echo.port}`);
+      const client = await connectClient(ports(proxy)[0]!);
+      proxy.intercept((chunk, { direction }) => (direction === 'upstream->client' ? { forward: chunk.subarray(0, 3), then: 'end' } : 'forward'));
+      client.socket.write('hello');
+      await waitClosed(client);
+      expect(client.received).toBe('hel');
+      expect(client.errors).toEqual([]);
+      expect(echo.received).toBe('hello');
+      await waitUntil(() => proxy.connectionCount === 0, 'the connection closed at the proxy');
+    });
+
     it('forwards a chunk when an interceptor throws, and refuses a non-function', async () => {
       const echo = await startEcho();
       const proxy = await startProxy(`127.0.0.1:${echo.port}`);

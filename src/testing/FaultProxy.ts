@@ -20,10 +20,12 @@ export type FaultMode = 'healthy' | 'cut' | 'blackhole';
 export type ChunkDirection = 'client->upstream' | 'upstream->client';
 
 /**
- * What an interceptor does with one chunk: forward it, forward other bytes instead, drop it, or
- * drop it and reset the connection (RST both ways), as a network that loses a reply would.
+ * What an interceptor does with one chunk: forward it, forward other bytes instead, drop it, drop
+ * it and reset the connection (RST both ways), as a network that loses a reply would, or forward
+ * some bytes and then end the connection both ways (FIN, once what is queued has gone), as a
+ * connection cut in the middle of a frame would.
  */
-export type ChunkVerdict = 'forward' | 'drop' | 'reset' | Buffer;
+export type ChunkVerdict = 'forward' | 'drop' | 'reset' | Buffer | { readonly forward: Buffer; readonly then: 'end' };
 
 /**
  * Sees every chunk of data as the proxy receives it (before any delay) and decides its fate. The
@@ -68,6 +70,8 @@ interface Conn {
   tainted: boolean;
   /** Torn down by the proxy (cut, heal, close or an error): nothing more is delivered. */
   torn: boolean;
+  /** Ended by an interceptor: what was queued goes, then FIN both ways; nothing more is taken in. */
+  ending: boolean;
   clientClosed: boolean;
   upstreamClosed: boolean;
   readonly up: Pipe;
@@ -161,7 +165,8 @@ function destroySocket(socket: net.Socket | undefined): void {
  *   or not at all (never reordered, never duplicated, never delivered after a gap);
  * - a connection that lost bytes to a blackhole is destroyed on {@link heal}, never resumed;
  * - an interceptor ({@link intercept}) may drop or rewrite chunks: only then can bytes be lost or
- *   changed on a connection that stays open.
+ *   changed on a connection that stays open; one that ends a connection has nothing delivered on
+ *   it after the bytes it forwarded.
  *
  * Debug output: `DEBUG=zk-recipes:testing:proxy`.
  */
@@ -375,6 +380,7 @@ export class FaultProxy implements AsyncDisposable {
       upstream,
       tainted: blackholed,
       torn: false,
+      ending: false,
       clientClosed: false,
       upstreamClosed: upstream === undefined,
       up: { name: 'client->upstream', queue: [], timer: undefined, paused: false },
@@ -424,7 +430,7 @@ export class FaultProxy implements AsyncDisposable {
 
   /** Accepts one item from a source: drops it, delivers it now, or queues it behind the delay. */
   #receive(conn: Conn, pipe: Pipe, item: { kind: 'data'; chunk: Buffer } | { kind: 'end' } | { kind: 'close' }): void {
-    if (conn.torn || conn.tainted) return; // cut/closed, or a blackhole: dropped, never buffered
+    if (conn.torn || conn.tainted || conn.ending) return; // cut/closed, a blackhole or ended: dropped, never buffered
     if (item.kind === 'data' && this.#interceptors.size > 0) {
       const verdict = this.#intercepted(conn, pipe, item.chunk);
       if (verdict === 'drop') return;
@@ -432,8 +438,20 @@ export class FaultProxy implements AsyncDisposable {
         this.#teardown(conn, 'reset', `interceptor on ${pipe.name}`);
         return;
       }
+      if (!Buffer.isBuffer(verdict)) {
+        conn.ending = true;
+        this.#enqueue(conn, pipe, { kind: 'data', chunk: verdict.forward });
+        this.#enqueue(conn, pipe, { kind: 'close' });
+        this.#enqueue(conn, pipe === conn.up ? conn.down : conn.up, { kind: 'close' });
+        return;
+      }
       item = { kind: 'data', chunk: verdict };
     }
+    this.#enqueue(conn, pipe, item);
+  }
+
+  /** Delivers an item now, or queues it behind the delay and the items before it. */
+  #enqueue(conn: Conn, pipe: Pipe, item: { kind: 'data'; chunk: Buffer } | { kind: 'end' } | { kind: 'close' }): void {
     const now = Date.now();
     if (this.#delayMs === 0 && pipe.queue.length === 0) {
       this.#deliver(conn, pipe, item);
@@ -445,8 +463,8 @@ export class FaultProxy implements AsyncDisposable {
     if (pipe.timer === undefined) this.#schedule(conn, pipe);
   }
 
-  /** Runs the interceptors on one chunk: the bytes to forward, or 'drop' or 'reset'. */
-  #intercepted(conn: Conn, pipe: Pipe, chunk: Buffer): Buffer | 'drop' | 'reset' {
+  /** Runs the interceptors on one chunk: the bytes to forward, 'drop' or 'reset', or bytes and the end. */
+  #intercepted(conn: Conn, pipe: Pipe, chunk: Buffer): Exclude<ChunkVerdict, 'forward'> {
     let bytes = chunk;
     for (const interceptor of [...this.#interceptors]) {
       let verdict: ChunkVerdict;
@@ -461,6 +479,10 @@ export class FaultProxy implements AsyncDisposable {
         return verdict;
       }
       if (Buffer.isBuffer(verdict)) bytes = verdict;
+      else if (typeof verdict === 'object' && verdict !== null && Buffer.isBuffer(verdict.forward)) {
+        log('%s: connection #%d: interceptor ends the connection on %s after %d bytes', this.#name, conn.id, pipe.name, verdict.forward.length);
+        return verdict;
+      }
     }
     return bytes;
   }
