@@ -13,6 +13,7 @@ import debug from 'debug';
 import { InvalidArgumentError } from '../errors';
 import { showAs } from '../util/redact';
 import type { CloseReason, TransportEvents, TransportOptions, WatchEvent, WatchEventType, Watcher } from '../transport/Transport';
+import { readReplyHeader, readWatcherEvent } from './codec';
 import { DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES } from './framing';
 import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } from './hosts';
 import { JuteReader, JuteWriter } from './jute';
@@ -23,10 +24,8 @@ import {
   AuthPacketRecord,
   ConnectRequestRecord,
   ConnectResponseRecord,
-  ReplyHeaderRecord,
   SetWatches2Record,
   SetWatchesRecord,
-  WatcherEventRecord,
   type ConnectResponse,
 } from './records';
 import { Failure, frame, type Request } from './requests';
@@ -268,10 +267,10 @@ export class ProtocolConnection {
       this.onHandshake(ConnectResponseRecord.read(r));
       return false;
     }
-    const header = ReplyHeaderRecord.read(r);
+    const header = readReplyHeader(r);
     switch (header.xid) {
       case Xid.notification:
-        this.onNotification(WatcherEventRecord.read(r), header.zxid);
+        this.onNotification(readWatcherEvent(r), header.zxid);
         return false;
       case Xid.ping:
         return false;
