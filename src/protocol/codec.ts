@@ -90,11 +90,41 @@ export function encodeSetData(opcode: number, path: string, data: Uint8Array, ve
   return b;
 }
 
+/**
+ * The last long read of one kind, handed out again when the next one has the same bytes. A bigint
+ * is an immutable value (=== and Object.is compare values), so sharing one is invisible; and the
+ * longs of a lock's replies repeat: a create's reply header, czxid, mzxid and pzxid are one zxid,
+ * and a session's nodes all carry its id as ephemeralOwner.
+ */
+class LastLong {
+  hi = 0;
+  lo = 0;
+  value = 0n;
+}
+
+const lastZxid = new LastLong();
+const lastOwner = new LastLong();
+
+/**
+ * A long as a bigint: one BigInt made from a number when it is exact as one (below 2^53 in
+ * magnitude, as every zxid in practice), where readBigInt64BE makes several; none when `last` has it.
+ */
+function long(b: Buffer, at: number, last: LastLong): bigint {
+  const hi = b.readInt32BE(at);
+  const lo = b.readUInt32BE(at + 4);
+  if (hi === last.hi && lo === last.lo) return last.value;
+  const value = hi >= -0x20_0000 && hi < 0x20_0000 ? BigInt(hi * 0x1_0000_0000 + lo) : b.readBigInt64BE(at);
+  last.hi = hi;
+  last.lo = lo;
+  last.value = value;
+  return value;
+}
+
 /** ReplyHeader. */
 export function readReplyHeader(r: JuteReader): ReplyHeader {
   const b = r.buf;
   const at = r.take(16, 'a reply header');
-  return { xid: b.readInt32BE(at), zxid: b.readBigInt64BE(at + 4), err: b.readInt32BE(at + 12) };
+  return { xid: b.readInt32BE(at), zxid: long(b, at + 4, lastZxid), err: b.readInt32BE(at + 12) };
 }
 
 /** WatcherEvent. */
@@ -109,17 +139,17 @@ export function readStat(r: JuteReader): Stat {
   const b = r.buf;
   const at = r.take(STAT_BYTES, 'a Stat');
   return {
-    czxid: b.readBigInt64BE(at),
-    mzxid: b.readBigInt64BE(at + 8),
+    czxid: long(b, at, lastZxid),
+    mzxid: long(b, at + 8, lastZxid),
     ctime: b.readInt32BE(at + 16) * 0x1_0000_0000 + b.readUInt32BE(at + 20),
     mtime: b.readInt32BE(at + 24) * 0x1_0000_0000 + b.readUInt32BE(at + 28),
     version: b.readInt32BE(at + 32),
     cversion: b.readInt32BE(at + 36),
     aversion: b.readInt32BE(at + 40),
-    ephemeralOwner: b.readBigInt64BE(at + 44),
+    ephemeralOwner: long(b, at + 44, lastOwner),
     dataLength: b.readInt32BE(at + 52),
     numChildren: b.readInt32BE(at + 56),
-    pzxid: b.readBigInt64BE(at + 60),
+    pzxid: long(b, at + 60, lastZxid),
   };
 }
 
