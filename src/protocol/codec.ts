@@ -10,6 +10,8 @@
  * went through a growable writer of 256 bytes. Here a request is counted first and written into a
  * buffer of its exact size, and a reply is read into object literals of one shape each.
  */
+// Node's global Buffer is a getter on globalThis, called at every use; the module's binding is not.
+import { Buffer } from 'node:buffer';
 import type { ACL, Stat } from '../transport/Transport';
 import { LENGTH_BYTES } from './framing';
 import type { JuteReader } from './jute';
