@@ -15,6 +15,7 @@ import { SERVER_ERROR_CODES } from '../errors/codes';
 import { validatePath } from '../paths';
 import { showAs } from '../util/redact';
 import type { CloseReason, TransportEvents, TransportOptions, WatchEvent, WatchEventType, Watcher } from '../transport/Transport';
+import { readReplyHeader, readWatcherEvent } from './codec';
 import { DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES } from './framing';
 import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } from './hosts';
 import { JuteReader, JuteWriter } from './jute';
@@ -25,10 +26,8 @@ import {
   AuthPacketRecord,
   ConnectRequestRecord,
   ConnectResponseRecord,
-  ReplyHeaderRecord,
   SetWatches2Record,
   SetWatchesRecord,
-  WatcherEventRecord,
   type ConnectResponse,
 } from './records';
 import { Failure, frame, type Request } from './requests';
@@ -285,7 +284,7 @@ export class ProtocolConnection {
       this.onHandshake(ConnectResponseRecord.read(r));
       return false;
     }
-    const header = ReplyHeaderRecord.read(r);
+    const header = readReplyHeader(r);
     if (header.err !== 0 && !(header.err in SERVER_ERROR_CODES)) {
       // The requests waiting fail with CONNECTIONLOSS when the connection drops, this one too.
       throw new ProtocolError('malformed', `a reply with xid ${header.xid} carries error code ${header.err}, which ZooKeeper does not have`);
@@ -293,7 +292,7 @@ export class ProtocolConnection {
     switch (header.xid) {
       case Xid.notification: {
         if (header.err !== 0) throw new ProtocolError('malformed', `a notification carries error code ${header.err}`);
-        const event = WatcherEventRecord.read(r);
+        const event = readWatcherEvent(r);
         if (r.remaining !== 0) throw new ProtocolError('malformed', `a notification has ${r.remaining} bytes after its event`);
         this.onNotification(event, header.zxid);
         return false;

@@ -1,7 +1,8 @@
 /**
  * ZooKeeper's client protocol on a plain TCP (or TLS) socket: the default transport. This file
- * holds the Transport contract's operations: each encodes its request record, sends it on the
- * session (ProtocolConnection.ts) and decodes the reply.
+ * holds the Transport contract's operations: each encodes its request (by hand for the hot ones,
+ * codec.ts; by its schema record otherwise), sends it on the session (ProtocolConnection.ts) and
+ * decodes the reply.
  *
  * Where the contract of `Transport` is silent, this does what the Java client does; each such
  * place says so.
@@ -25,6 +26,16 @@ import type {
   WatcherKind,
 } from '../transport/Transport';
 import { CONFIG_NODE } from '../transport/Transport';
+import {
+  encodeCreate,
+  encodePathVersion,
+  encodePathWatch,
+  encodeSetData,
+  readCreate2Response,
+  readGetChildren2Response,
+  readGetDataResponse,
+  readStat,
+} from './codec';
 import { parseConnectString, type Chroot } from './hosts';
 import type { JuteReader, JuteWriter } from './jute';
 import { readMultiResults, writeMulti, writeMultiRead } from './multi';
@@ -32,22 +43,13 @@ import { AddWatchModeCode, CreateFlags, ErrorCode, OpCode, WatcherTypeCode } fro
 import { ProtocolConnection } from './ProtocolConnection';
 import { ProtocolError } from './ProtocolError';
 import {
-  Create2ResponseRecord,
-  CreateRequestRecord,
   CreateTTLRequestRecord,
   GetACLResponseRecord,
   GetAllChildrenNumberResponseRecord,
-  GetChildren2ResponseRecord,
-  GetDataResponseRecord,
   GetEphemeralsResponseRecord,
   PathRecord,
-  PathResponseRecord,
   PathTypeRecord,
-  PathVersionRecord,
-  PathWatchRecord,
   SetACLRequestRecord,
-  SetDataRequestRecord,
-  StatResponseRecord,
   WhoAmIResponseRecord,
 } from './records';
 import { Failure, frame } from './requests';
@@ -138,18 +140,25 @@ export class ProtocolTransport implements Transport {
 
   // ---------------------------------------------------------------- requests
 
-  /**
-   * Sends a request and resolves with what `decode` makes of a successful reply; rejects with a
-   * Failure (the reply's error code, or the connection's end) that the public method turns into a
-   * ZkError in its own frame. `onReply` sees every reply's code first (for watch registration).
-   */
+  /** Sends a request whose body the schema records write (see `request`). */
   private call<T>(opcode: number, body: ((w: JuteWriter) => void) | undefined, decode: (r: JuteReader) => T, watch?: WatchSetting): Promise<T> {
+    return this.request(() => frame(opcode, 0, body), decode, watch);
+  }
+
+  /**
+   * Sends the request `encode` frames (encoded only once the session is known open, and inside the
+   * promise, so a bad argument rejects rather than throws) and resolves with what `decode` makes of
+   * a successful reply; rejects with a Failure (the reply's error code, or the connection's end)
+   * that the public method turns into a ZkError in its own frame. `watch` sees every reply's code
+   * first (for watch registration).
+   */
+  private request<T>(encode: () => Buffer, decode: (r: JuteReader) => T, watch?: WatchSetting): Promise<T> {
     if (this.isClosed) return Promise.reject(this.connection.closedFailure());
     return new Promise<T>((resolve, reject) => {
       const settled = watch === undefined ? undefined : this.watchSent(watch.path);
       this.connection.send({
         xid: 0,
-        frame: frame(opcode, 0, body),
+        frame: encode(),
         reply: (err, r) => {
           if (err !== 0) {
             settled?.();
@@ -161,7 +170,7 @@ export class ProtocolTransport implements Transport {
           const value = decode(r);
           // A record read must fill its reply exactly: bytes left over mean a length inside it was
           // wrong, and the stream with it. (Replies whose body is not read, such as sync's, are not checked.)
-          if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply to opcode ${opcode} has ${r.remaining} bytes after its record`);
+          if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply has ${r.remaining} bytes after its record`);
           settled?.();
           watch?.register(0);
           resolve(value);
@@ -226,10 +235,9 @@ export class ProtocolTransport implements Transport {
     if (mode === 'CONTAINER' || mode.endsWith('_WITH_TTL')) return (await this.create2(path, data, mode, acl, ttlMs)).path;
     return this.run(
       path,
-      this.call(
-        OpCode.create,
-        (w) => CreateRequestRecord.write(w, { path: this.server(path), data, acl, flags: CreateFlags[mode] }),
-        (r) => this.chroot.strip(PathResponseRecord.read(r).path),
+      this.request(
+        () => encodeCreate(OpCode.create, this.server(path), data, acl, CreateFlags[mode]),
+        (r) => this.chroot.strip(r.string()),
       ),
     );
   }
@@ -241,30 +249,28 @@ export class ProtocolTransport implements Transport {
     const ttl = mode.endsWith('_WITH_TTL');
     return this.run(
       path,
-      this.call(
-        ttl ? OpCode.createTTL : mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create2,
-        (w) =>
+      this.request(
+        () =>
           ttl
-            ? CreateTTLRequestRecord.write(w, { path: serverPath, data, acl, flags, ttl: BigInt(ttlMs ?? 0) })
-            : CreateRequestRecord.write(w, { path: serverPath, data, acl, flags }),
+            ? frame(OpCode.createTTL, 0, (w) => CreateTTLRequestRecord.write(w, { path: serverPath, data, acl, flags, ttl: BigInt(ttlMs ?? 0) }))
+            : encodeCreate(mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create2, serverPath, data, acl, flags),
         (r) => {
-          const { path: created, stat } = Create2ResponseRecord.read(r);
-          return { path: this.chroot.strip(created), stat };
+          const reply = readCreate2Response(r);
+          return { path: this.chroot.strip(reply.path), stat: reply.stat };
         },
       ),
     );
   }
 
   async delete(path: string, version: number): Promise<void> {
-    await this.run(path, this.call(OpCode.delete, (w) => PathVersionRecord.write(w, { path: this.server(path), version }), () => undefined));
+    await this.run(path, this.request(() => encodePathVersion(OpCode.delete, this.server(path), version), () => undefined));
   }
 
   async exists(path: string, watcher?: Watcher): Promise<Stat | null> {
     const serverPath = this.server(path);
-    const found = this.call(
-      OpCode.exists,
-      (w) => PathWatchRecord.write(w, { path: serverPath, watch: watcher !== undefined }),
-      (r) => StatResponseRecord.read(r).stat,
+    const found = this.request(
+      () => encodePathWatch(OpCode.exists, serverPath, watcher !== undefined),
+      readStat,
       // A watch on a missing node waits for its creation.
       this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'data' : err === ErrorCode.noNode ? 'exist' : undefined)),
     );
@@ -293,10 +299,9 @@ export class ProtocolTransport implements Transport {
   private readData(path: string, serverPath: string, watcher: Watcher | undefined): Promise<{ data: Buffer; stat: Stat }> {
     return this.run(
       path,
-      this.call(
-        OpCode.getData,
-        (w) => PathWatchRecord.write(w, { path: serverPath, watch: watcher !== undefined }),
-        (r) => GetDataResponseRecord.read(r),
+      this.request(
+        () => encodePathWatch(OpCode.getData, serverPath, watcher !== undefined),
+        readGetDataResponse,
         this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'data' : undefined)),
       ),
     );
@@ -305,7 +310,7 @@ export class ProtocolTransport implements Transport {
   setData(path: string, data: Buffer, version: number): Promise<Stat> {
     return this.run(
       path,
-      this.call(OpCode.setData, (w) => SetDataRequestRecord.write(w, { path: this.server(path), data, version }), (r) => StatResponseRecord.read(r).stat),
+      this.request(() => encodeSetData(OpCode.setData, this.server(path), data, version), readStat),
     );
   }
 
@@ -313,10 +318,9 @@ export class ProtocolTransport implements Transport {
     const serverPath = this.server(path);
     return this.run(
       path,
-      this.call(
-        OpCode.getChildren2,
-        (w) => PathWatchRecord.write(w, { path: serverPath, watch: watcher !== undefined }),
-        (r) => GetChildren2ResponseRecord.read(r),
+      this.request(
+        () => encodePathWatch(OpCode.getChildren2, serverPath, watcher !== undefined),
+        readGetChildren2Response,
         this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'child' : undefined)),
       ),
     );

@@ -34,7 +34,8 @@ export class JuteReader {
   private pos: number;
 
   constructor(
-    private readonly buf: Buffer,
+    /** The frame; hand-written decoders (codec.ts) read it directly at offsets `take` gives them. */
+    readonly buf: Buffer,
     offset = 0,
     private readonly end = buf.length,
   ) {
@@ -46,7 +47,8 @@ export class JuteReader {
     return this.end - this.pos;
   }
 
-  private need(n: number, what: string): number {
+  /** Moves past `n` bytes and returns where they start; throws ProtocolError ('malformed') when fewer are left. */
+  take(n: number, what: string): number {
     const at = this.pos;
     if (n > this.end - at) throw new ProtocolError('malformed', `${what} needs ${n} bytes at offset ${at}, the frame has ${this.end - at} left`);
     this.pos = at + n;
@@ -54,21 +56,21 @@ export class JuteReader {
   }
 
   int(): number {
-    return this.buf.readInt32BE(this.need(4, 'an int'));
+    return this.buf.readInt32BE(this.take(4, 'an int'));
   }
 
   long(): bigint {
-    return this.buf.readBigInt64BE(this.need(8, 'a long'));
+    return this.buf.readBigInt64BE(this.take(8, 'a long'));
   }
 
   /** A long that holds milliseconds (ctime, mtime): exact as a number for any real date. */
   time(): number {
-    const at = this.need(8, 'a long');
+    const at = this.take(8, 'a long');
     return this.buf.readInt32BE(at) * 0x1_0000_0000 + this.buf.readUInt32BE(at + 4);
   }
 
   bool(): boolean {
-    return this.buf[this.need(1, 'a bool')] !== 0;
+    return this.buf[this.take(1, 'a bool')] !== 0;
   }
 
   /** A length prefix: -1 means null, anything else must fit in what is left. */
@@ -85,7 +87,7 @@ export class JuteReader {
   buffer(): Buffer {
     const n = this.length('a buffer', 1);
     if (n <= 0) return Buffer.alloc(0);
-    const at = this.need(n, 'a buffer');
+    const at = this.take(n, 'a buffer');
     return Buffer.from(this.buf.subarray(at, at + n));
   }
 
@@ -93,7 +95,7 @@ export class JuteReader {
   string(): string {
     const n = this.length('a string', 1);
     if (n <= 0) return '';
-    const at = this.need(n, 'a string');
+    const at = this.take(n, 'a string');
     return this.buf.toString('utf8', at, at + n);
   }
 
