@@ -105,13 +105,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     // locks and caches on one client is normal use, not a leak, so Node's warning at 10 is off.
     this.setMaxListeners(0);
     this.options = resolveClientOptions(options);
-    this.states = new ConnectionStateManager(
-      this,
-      () => String(this.connection.session ?? '-'),
-      () => this.connection.session?.id ?? 0n,
-    );
+    this.states = new ConnectionStateManager(this);
     this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory);
-    this.retry = new RetryLoop(this.connection, () => this.options.retryPolicy, this.options.connectionTimeoutMs);
+    this.retry = new RetryLoop(this.connection, this.options.retryPolicy, this.options.connectionTimeoutMs);
     this.aclFor = aclsFrom(this.options.aclProvider);
     this.ns = new Namespace(this.options.namespace, this.retry, this.aclFor);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);

@@ -18,7 +18,7 @@ import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } fr
 import { JuteReader, JuteWriter } from './jute';
 import { ErrorCode, EventType, MAX_XID, OpCode, Xid } from './opcodes';
 import { ProtocolError } from './ProtocolError';
-import { ProtocolSocket } from './ProtocolSocket';
+import { ProtocolSocket, type SocketHandler } from './ProtocolSocket';
 import {
   AuthPacketRecord,
   ConnectRequestRecord,
@@ -70,7 +70,7 @@ function validatePassword(password: unknown): Buffer {
  * The session under a ProtocolTransport (whose TSDoc states the guarantees). Requests fail with a
  * Failure, which the transport turns into a ZkError in the caller's own async frame.
  */
-export class ProtocolConnection {
+export class ProtocolConnection implements SocketHandler {
   private readonly events = new EventEmitter();
   private readonly hosts: HostList;
   /** The connect string's chroot, which the server's paths carry and the caller's do not. */
@@ -216,16 +216,36 @@ export class ProtocolConnection {
     this.attemptStartedAt = performance.now();
     this.lastSendAt = this.attemptStartedAt;
     log('session %s: connecting to %s%s', this.idHex, formatHost(host), this.options.tls ? ' (TLS)' : '');
-    this.socket = new ProtocolSocket(host, this.options.tls, this.maxFrameBytes, {
-      opened: () => this.onSocketOpen(),
-      received: () => {
-        this.lastRecvAt = performance.now();
-      },
-      frame: (body) => this.onFrame(body),
-      established: () => this.phase === 'connected',
-      failed: (cause) => this.drop(cause),
-    });
+    // The connection is its socket's handler: no object and closures of their own for each session.
+    this.socket = new ProtocolSocket(host, this.options.tls, this.maxFrameBytes, this);
     this.arm(this.connectTimeoutMs);
+  }
+
+  // ---------------------------------------------------------------- what the socket tells (SocketHandler)
+
+  /** @internal */
+  opened(): void {
+    this.onSocketOpen();
+  }
+
+  /** @internal */
+  received(): void {
+    this.lastRecvAt = performance.now();
+  }
+
+  /** @internal */
+  frame(body: Buffer): boolean {
+    return this.onFrame(body);
+  }
+
+  /** @internal */
+  established(): boolean {
+    return this.phase === 'connected';
+  }
+
+  /** @internal */
+  failed(cause: unknown): void {
+    this.drop(cause);
   }
 
   /**
