@@ -280,6 +280,8 @@ export class Connection {
     t.on('closed', (reason) => {
       if (t === this.transport && this.lifecycle === 'STARTED') this.onSessionEnded(reason === 'authFailed' ? 'authFailed' : 'expired');
     });
+    // No credentials (most clients): no closure to count them.
+    if (unsettledAuths === 0) return t;
     const settled = () => {
       unsettledAuths--;
       if (unsettledAuths === 0 && up && t === this.transport && !t.isClosed && this.lifecycle === 'STARTED') this.onConnected(t);

@@ -101,10 +101,10 @@ export class ProtocolConnection implements SocketHandler {
   private outbox: Request[] = [];
   /** Requests sent, in order, waiting for their replies. */
   private pending: Request[] = [];
-  /** Credentials, sent again on every connection of the session. */
-  private readonly auths: Auth[] = [];
-  /** Credentials sent on this connection, in order, waiting for their replies (xid -4). */
-  private authReplies: Auth[] = [];
+  /** Credentials, sent again on every connection of the session; made with the first (most sessions have none). */
+  private auths: Auth[] | undefined;
+  /** Credentials sent on this connection, in order, waiting for their replies (xid -4); made with the first. */
+  private authReplies: Auth[] | undefined;
 
   lastHeardAt = 0;
   lastConnectError: Error | undefined = undefined;
@@ -336,7 +336,7 @@ export class ProtocolConnection implements SocketHandler {
     this.lastConnectError = undefined;
     log('session %s: connected to %s, timeout %d ms%s', this.idHex, formatHost(host), response.timeOut, response.readOnly ? ' (read-only server)' : '');
     (this.socket as ProtocolSocket).cork();
-    for (const auth of this.auths) this.sendAuth(auth);
+    for (const auth of this.auths ?? []) this.sendAuth(auth);
     this.sendSetWatches();
     const waiting = this.outbox;
     this.outbox = [];
@@ -389,7 +389,7 @@ export class ProtocolConnection implements SocketHandler {
     this.destroySocket();
     const failure = this.closedFailure();
     this.failAll(failure);
-    for (const auth of this.auths) {
+    for (const auth of this.auths ?? []) {
       for (const waiter of auth.waiters) waiter.reject(failure);
       auth.waiters = [];
     }
@@ -412,7 +412,7 @@ export class ProtocolConnection implements SocketHandler {
     const requests = [...this.pending, ...this.outbox];
     this.pending = [];
     this.outbox = [];
-    this.authReplies = [];
+    this.authReplies = undefined;
     for (const request of requests) request.fail(failure);
   }
 
@@ -509,14 +509,14 @@ export class ProtocolConnection implements SocketHandler {
   addAuth(scheme: string, auth: string): Promise<void> {
     const entry: Auth = { scheme, auth: Buffer.from(auth, 'utf8'), waiters: [] };
     const accepted = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
-    this.auths.push(entry);
+    (this.auths ??= []).push(entry);
     // Otherwise it goes out with the next connection's handshake.
     if (this.phase === 'connected') this.sendAuth(entry);
     return accepted;
   }
 
   private sendAuth(auth: Auth): void {
-    this.authReplies.push(auth);
+    (this.authReplies ??= []).push(auth);
     this.write(frame(OpCode.auth, Xid.auth, (w) => AuthPacketRecord.write(w, { type: 0, scheme: auth.scheme, auth: auth.auth })));
   }
 
@@ -546,7 +546,7 @@ export class ProtocolConnection implements SocketHandler {
   }
 
   private onAuthReply(err: number): void {
-    const auth = this.authReplies.shift();
+    const auth = this.authReplies?.shift();
     if (err === ErrorCode.authFailed) {
       log('session %s: the server refused the %s credentials', this.idHex, auth?.scheme ?? '?');
       this.end('authFailed');
