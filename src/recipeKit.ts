@@ -12,7 +12,7 @@ export { ConnectionState } from './client/ConnectionState';
 export { PersistentWatcher, type PersistentWatchEvent } from './client/PersistentWatcher';
 export { Session } from './client/Session';
 export { TransactionError, TransactionOutcomeUnknownError } from './client/Transaction';
-export { ZkClient, type CreatedAndListed } from './client/ZkClient';
+export { ZkClient, type CreatedAndListed, type PreparedCreate } from './client/ZkClient';
 export { deleteOwnNode, deleteOwnNodeWithin } from './client/deleteOwnNode';
 export { validateClient, validateRecipePath } from './client/recipeArguments';
 export {

@@ -1,5 +1,6 @@
 import {
   type CreatedAndListed,
+  type PreparedCreate,
   deferred,
   deleteOwnNode,
   isZkError,
@@ -72,18 +73,19 @@ export class Contender {
   ) {}
 
   /**
-   * Creates our node at `nodePath` (a protected name; sequential unless `mode` says otherwise) under
-   * container parents, and lists the parent in the same round trip. The listing is handed back, not
+   * Creates our node at `node` (a protected name; sequential unless `mode` says otherwise) under
+   * container parents, and lists the parent in the same round trip. `node` may be a create the
+   * client checked once (`ZkClient.prepareCreate`, with the same mode and data), so that a recipe
+   * that joins again and again is not checked again each time. The listing is handed back, not
    * kept.
    */
-  static async join(client: ZkClient, parent: string, nodePath: string, options: JoinOptions): Promise<{ contender: Contender; listing: Listing }> {
-    const created: CreatedAndListed = await client.createAndListParent(nodePath, {
-      mode: options.mode,
-      protected: true,
-      createParents: 'container',
-      data: options.data,
-      signal: options.signal,
-    });
+  static async join(client: ZkClient, parent: string, node: string | PreparedCreate, options: JoinOptions): Promise<{ contender: Contender; listing: Listing }> {
+    const path = typeof node === 'string' ? node : node.request.path;
+    const created: CreatedAndListed = await client.createAndListParent(
+      path,
+      { mode: options.mode, protected: true, createParents: 'container', data: options.data, signal: options.signal },
+      typeof node === 'string' ? undefined : node,
+    );
     return {
       contender: new Contender(client, parent, created.path, created.session, created.stat?.czxid),
       listing: { children: created.children, pzxid: created.parentStat.pzxid },

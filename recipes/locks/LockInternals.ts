@@ -1,6 +1,7 @@
 import debug from 'debug';
 import {
   type Deadline,
+  type PreparedCreate,
   InvalidArgumentError,
   isRetryableError,
   isSessionEndedError,
@@ -131,8 +132,8 @@ interface FirstListing {
  * attempt ends by then whatever the network does, waits for a connection included.
  */
 export class LockInternals {
-  /** Where the driver's own node goes: joined and checked once, not on every attempt. */
-  private driverNodePath: string | undefined;
+  /** The create of the driver's own node with the data last asked for: checked once, not on every attempt. */
+  private driverCreate: { data: Buffer | string | undefined; create: PreparedCreate } | undefined;
 
   constructor(
     readonly client: ZkClient,
@@ -152,12 +153,12 @@ export class LockInternals {
     const scope = new AttemptScope(this.client, options.deadline, options.attemptTimeoutMs ?? 0, options.signal);
     try {
       for (;;) {
+        const create = this.prepareCreate(options.node === undefined ? undefined : node, options.data);
         const { contender, first } = await this.untilDeadline(scope, () =>
-          Contender.join(this.client, this.basePath, options.node === undefined ? (this.driverNodePath ??= joinPath(this.basePath, node.name)) : joinPath(this.basePath, node.name), {
-            mode: node.mode,
-            data: options.data,
-            signal: scope.signal,
-          }).then(({ contender, listing }) => ({ contender, first: { listing } as FirstListing })),
+          Contender.join(this.client, this.basePath, create, { mode: node.mode, data: options.data, signal: scope.signal }).then(({ contender, listing }) => ({
+            contender,
+            first: { listing } as FirstListing,
+          })),
         );
         let outcome: WaitOutcome;
         try {
@@ -185,6 +186,16 @@ export class LockInternals {
     } finally {
       scope.dispose();
     }
+  }
+
+  /** Our node's create, checked by the client (bad data throws here, before any I/O); `custom`: another node than the driver's. */
+  private prepareCreate(custom: NodeToCreate | undefined, data: Buffer | string | undefined): PreparedCreate {
+    const made = custom === undefined ? this.driverCreate : undefined;
+    if (made !== undefined && made.data === data) return made.create;
+    const node = custom ?? this.nodeToCreate(undefined);
+    const create = this.client.prepareCreate(joinPath(this.basePath, node.name), { mode: node.mode, protected: true, createParents: 'container', data });
+    if (custom === undefined) this.driverCreate = { data, create };
+    return create;
   }
 
   private nodeToCreate(custom: NodeToCreate | undefined): NodeToCreate {

@@ -7,10 +7,10 @@ import {
   NodeWatch,
   type Session,
   startClock,
-  subscribe,
   type ZkClient,
 } from '../../src/recipeKit';
 import { LockLostError, type LockLostReason } from './errors';
+import { heldLocksOf, type HeldLocks, type WatchedHold } from './HeldLocks';
 import type { OwnNode } from './OwnNode';
 
 const log = debug('zk-recipes:locks:monitor');
@@ -22,17 +22,19 @@ export const REVOKE_MESSAGE = '__REVOKE__';
  * Watches one held lock and aborts its signal, with a LockLostError, the moment the lock can no
  * longer be trusted: the session ends (LOST, or the client closed); the connection is SUSPENDED
  * under the 'standard' error policy; our node is deleted or turns out to belong to another
- * session. State changes are free (the client reports them); the node is watched only once
- * someone asks for the signal, or when the lock is revocable, so an uncontended acquire and
- * release costs no extra request; a waiter's watch on its own node is taken over as it is. Lost,
- * it removes its watch; released, it aborts with 'RELEASED' and lets the node's deletion end it.
+ * session. State changes and the session's end cost a hold no listener of its own (the client's
+ * HeldLocks tells every hold); the node is watched only once someone asks for the signal, or when
+ * the lock is revocable, so an uncontended acquire and release costs no extra request; a waiter's
+ * watch on its own node is taken over as it is. Lost, it removes its watch; released, it aborts
+ * with 'RELEASED' and lets the node's deletion end it.
  */
-export class LockMonitor {
+export class LockMonitor implements WatchedHold {
   /** Made when someone asks for the signal: a hold nobody listens to costs no signal and no error. */
   private controller: AbortController | undefined;
   /** Why the lock can no longer be trusted (or was released); undefined while it holds. */
   private lostAs: { reason: LockLostReason; cause: unknown } | undefined;
-  private readonly stopListening: () => void;
+  /** Where the hold is watched from, until it is lost or released; undefined when it was lost from the start. */
+  private held: HeldLocks | undefined;
   private watch: NodeWatch | undefined;
   /** When the hold began, for the hold-time metric; 0 while not handed out, or when nobody listened then. */
   private heldSince = 0;
@@ -41,21 +43,18 @@ export class LockMonitor {
   constructor(
     private readonly client: ZkClient,
     readonly node: string,
-    private readonly session: Session,
+    readonly session: Session,
     private readonly onRevoke?: () => void,
     /** The watch on the node the waiter already has, to take over instead of reading again. */
     private readonly own?: OwnNode,
   ) {
-    const stopStates = subscribe(client, 'stateChanged', (state) => this.onState(state));
-    const onSessionEnd = () => this.lose(session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', session.endReason);
-    session.signal.addEventListener('abort', onSessionEnd, { once: true });
-    this.stopListening = () => {
-      stopStates();
-      session.signal.removeEventListener('abort', onSessionEnd);
-    };
-    if (session.isEnded) onSessionEnd();
+    if (session.isEnded) this.onSessionEnd();
     // Not connected, or this process stalled since the read that proved the win (see isConnectionTrusted).
     else if (client.state !== undefined && !client.isConnectionTrusted && client.isErrorState('SUSPENDED')) this.lose('SUSPENDED');
+    else {
+      this.held = heldLocksOf(client);
+      this.held.join(this);
+    }
     if (onRevoke) this.watchNode();
   }
 
@@ -85,15 +84,22 @@ export class LockMonitor {
     this.lose('RELEASED');
   }
 
-  private onState(state: ConnectionState): void {
-    // LOST comes through the session's signal; this is for SUSPENDED under 'standard'.
+  /** @internal Told by HeldLocks: the client moved to `state`. */
+  onState(state: ConnectionState): void {
+    // LOST comes through the session's end too; this is for SUSPENDED under 'standard'.
     if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
+  }
+
+  /** @internal Told by HeldLocks: the hold's session ended. */
+  onSessionEnd(): void {
+    this.lose(this.session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', this.session.endReason);
   }
 
   private lose(reason: LockLostReason, cause?: unknown): void {
     if (this.lostAs) return;
     this.lostAs = { reason, cause };
-    this.stopListening();
+    this.held?.leave(this);
+    this.held = undefined;
     // Released, the node is deleted next: that ends the server's watch without a request of ours.
     const watch = this.watch ?? this.own?.watch;
     if (reason === 'RELEASED') watch?.detach();

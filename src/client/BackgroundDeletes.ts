@@ -15,7 +15,8 @@ const log = debug('zk-recipes:client:background');
  * server then deletes an ephemeral node itself).
  */
 export class BackgroundDeletes {
-  private readonly pending = new Set<string>();
+  /** The deletes under way, by session and path; made with the first. */
+  private pending: Set<string> | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -24,7 +25,7 @@ export class BackgroundDeletes {
 
   /** How many deletes are under way. */
   get size(): number {
-    return this.pending.size;
+    return this.pending?.size ?? 0;
   }
 
   /**
@@ -35,8 +36,9 @@ export class BackgroundDeletes {
   delete(fullPath: string, version = -1, recursive = false, session: Session | undefined = this.connection.session): void {
     if (session?.isEnded) return;
     const key = `${session ?? '-'} ${fullPath}`;
-    if (this.pending.has(key)) return;
-    this.pending.add(key);
+    const pending = (this.pending ??= new Set());
+    if (pending.has(key)) return;
+    pending.add(key);
     void this.run(
       `background delete of ${fullPath}`,
       async (t) => {
@@ -44,7 +46,7 @@ export class BackgroundDeletes {
         log('background delete of %s done (session %s)', fullPath, session ?? '-');
       },
       session,
-    ).finally(() => this.pending.delete(key));
+    ).finally(() => pending.delete(key));
   }
 
   /** Finds the node a lost protected create may have made, and deletes it (Curator's findAndDeleteProtectedNodeInBackground). */

@@ -54,7 +54,8 @@ export class Connection {
   /** When the latest request that the server answered was sent: proof that the session lived then. */
   private answeredSentAt = -Infinity;
   private fatal: ZkError | undefined;
-  private readonly waiters = new Set<() => void>();
+  /** Waits for a connection (or a back-off), each checked on every change; made with the first. */
+  private waiters: Set<() => void> | undefined;
   /** The servers (and chroot) of every new session: the given ones, then those the ensemble tracker found. */
   private connectStringValue: string;
   private readonly tracker: EnsembleTracker | undefined;
@@ -66,7 +67,7 @@ export class Connection {
     private readonly createTransport: TransportFactory,
   ) {
     this.connectStringValue = options.connectString;
-    this.tracker = options.ensembleTracker ? new EnsembleTracker((hosts) => this.updateServers(hosts)) : undefined;
+    this.tracker = options.ensembleTracker ? new EnsembleTracker(this) : undefined;
   }
 
   /** The connect string in use: the given one, until the ensemble tracker moves the client. */
@@ -199,7 +200,7 @@ export class Connection {
   private waitUntil<T>(timeoutMs: number, signal: AbortSignal | undefined, ready: () => T | undefined): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
       const done = () => {
-        this.waiters.delete(check);
+        this.waiters?.delete(check);
         cancelTimer();
         signal?.removeEventListener('abort', onAbort);
       };
@@ -225,7 +226,7 @@ export class Connection {
       });
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(check);
+      (this.waiters ??= new Set()).add(check);
       check();
     });
   }
@@ -279,6 +280,8 @@ export class Connection {
     t.on('closed', (reason) => {
       if (t === this.transport && this.lifecycle === 'STARTED') this.onSessionEnded(reason === 'authFailed' ? 'authFailed' : 'expired');
     });
+    // No credentials (most clients): no closure to count them.
+    if (unsettledAuths === 0) return t;
     const settled = () => {
       unsettledAuths--;
       if (unsettledAuths === 0 && up && t === this.transport && !t.isClosed && this.lifecycle === 'STARTED') this.onConnected(t);
@@ -303,10 +306,10 @@ export class Connection {
     this.cancelLost = undefined;
     if (this.sessionValue?.id !== t.sessionId) this.sessionValue = new Session(t.sessionId);
     log('connected to %s, session %s, timeout %d ms', this.connectStringValue, this.sessionValue, t.negotiatedSessionTimeoutMs);
-    if (this.everConnected) this.states.set(ConnectionState.RECONNECTED);
+    if (this.everConnected) this.states.set(ConnectionState.RECONNECTED, this.sessionValue);
     else {
       this.everConnected = true;
-      this.states.set(ConnectionState.CONNECTED);
+      this.states.set(ConnectionState.CONNECTED, this.sessionValue);
     }
     this.notifyWaiters();
     this.tracker?.follow(t);
@@ -329,7 +332,7 @@ export class Connection {
       Math.round(now() - heardAt),
       Math.round(lostInMs),
     );
-    this.states.set(ConnectionState.SUSPENDED);
+    this.states.set(ConnectionState.SUSPENDED, this.sessionValue);
     this.cancelLost = startTimer(lostInMs, () => {
       this.cancelLost = undefined;
       if (t === this.transport && !this.connected && this.lifecycle === 'STARTED') this.onSessionEnded('suspendedTooLong');
@@ -357,7 +360,7 @@ export class Connection {
     this.sessionValue = undefined;
     log('session %s ended: %s', session ?? '-', reason);
     // LOST first, so that whoever hears of the session's end sees the state that says so.
-    if (this.everConnected) this.states.set(ConnectionState.LOST);
+    if (this.everConnected) this.states.set(ConnectionState.LOST, this.sessionValue);
     session?.end(new SessionLostError(reason, `session ${session} ended: ${describeEnd(reason)}`));
     this.watches.endFor(old);
     void old?.close();
@@ -371,7 +374,7 @@ export class Connection {
   }
 
   private notifyWaiters(): void {
-    for (const wake of [...this.waiters]) wake();
+    if (this.waiters !== undefined) for (const wake of [...this.waiters]) wake();
   }
 }
 

@@ -4,6 +4,7 @@ import { metrics } from '../metrics/channels';
 import { emitSafely } from '../util/events';
 import type { ConnectionState } from './ConnectionState';
 import type { ZkClientEvents } from './operationOptions';
+import type { Session } from './Session';
 
 const log = debug('zk-recipes:client:state');
 
@@ -16,23 +17,19 @@ const log = debug('zk-recipes:client:state');
 export class ConnectionStateManager {
   private current: ConnectionState | undefined;
 
-  constructor(
-    private readonly emitter: EventEmitter<ZkClientEvents>,
-    private readonly describeSession: () => string,
-    private readonly sessionId: () => bigint,
-  ) {}
+  constructor(private readonly emitter: EventEmitter<ZkClientEvents>) {}
 
   get state(): ConnectionState | undefined {
     return this.current;
   }
 
-  /** Moves to `next` and tells the listeners; does nothing when already there. */
-  set(next: ConnectionState): void {
+  /** Moves to `next` and tells the listeners; does nothing when already there. `session`: the client's now, for logs and metrics. */
+  set(next: ConnectionState, session: Session | undefined): void {
     const previous = this.current;
     if (previous === next) return;
     this.current = next;
-    log('state %s -> %s (session %s)', previous ?? '-', next, this.describeSession());
-    if (metrics.state.hasSubscribers) metrics.state.publish({ state: next, previous, sessionId: this.sessionId() });
+    log('state %s -> %s (session %s)', previous ?? '-', next, session ?? '-');
+    if (metrics.state.hasSubscribers) metrics.state.publish({ state: next, previous, sessionId: session?.id ?? 0n });
     emitSafely(this.emitter, 'stateChanged', [next, previous ?? 'LATENT'], log);
   }
 }

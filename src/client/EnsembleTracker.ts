@@ -15,7 +15,8 @@ export class EnsembleTracker {
   private generation = 0;
   private closed = false;
 
-  constructor(private readonly moveTo: (hosts: string) => void) {}
+  /** `client`: what moves the client to the members found (Connection.updateServers). */
+  constructor(private readonly client: { updateServers(hosts: string): void }) {}
 
   /** Reads the configuration on `t`, which has just connected, and watches it there. */
   follow(t: Transport): void {
@@ -28,7 +29,7 @@ export class EnsembleTracker {
       ({ data }) => {
         if (this.closed || generation !== this.generation) return;
         const hosts = ensembleHosts(data.toString('utf8'));
-        if (hosts !== undefined) this.moveTo(hosts);
+        if (hosts !== undefined) this.client.updateServers(hosts);
       },
       // The next connection reads it again.
       (err: unknown) => log('reading the ensemble configuration failed: %s', (err as Error)?.message ?? err),

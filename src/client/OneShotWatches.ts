@@ -23,9 +23,11 @@ interface Entry {
  * Watchers run inside a try: one that throws is logged, never passed on.
  */
 export class OneShotWatches {
-  private readonly entries = new Set<Entry>();
-  /** The same entries by path, so that taking a watch back costs the same with 20,000 watches as with 2. */
-  private readonly byPath = new Map<string, Set<Entry>>();
+  /**
+   * The watches by path, so that taking one back costs the same with 20,000 watches as with 2.
+   * Made with the first watch: a session that sets none (most idle ones) keeps no Map.
+   */
+  private byPath: Map<string, Set<Entry>> | undefined;
 
   /**
    * Registers `watcher` for a read on `t` and returns the watcher to hand to the transport, and a
@@ -54,17 +56,17 @@ export class OneShotWatches {
         this.unlist(entry);
       },
     };
-    this.entries.add(entry);
-    const atPath = this.byPath.get(fullPath);
+    const byPath = (this.byPath ??= new Map());
+    const atPath = byPath.get(fullPath);
     if (atPath) atPath.add(entry);
-    else this.byPath.set(fullPath, new Set([entry]));
+    else byPath.set(fullPath, new Set([entry]));
     return { native: fire, forget: entry.cancel };
   }
 
   /** Takes back `watcher`'s watches on `fullPath` (of `kind`, or both): it will not be called. Returns what the transports hold for them. */
   take(fullPath: string, watcher: Watcher, kind: WatchKind | 'any'): Array<{ transport: Transport; kind: WatchKind; native: Watcher }> {
     const taken: Array<{ transport: Transport; kind: WatchKind; native: Watcher }> = [];
-    for (const entry of [...(this.byPath.get(fullPath) ?? [])]) {
+    for (const entry of [...(this.byPath?.get(fullPath) ?? [])]) {
       if (entry.user !== watcher || (kind !== 'any' && entry.kind !== kind)) continue;
       entry.cancel();
       taken.push({ transport: entry.transport, kind: entry.kind, native: entry.native });
@@ -85,18 +87,24 @@ export class OneShotWatches {
   }
 
   private unlist(entry: Entry): void {
-    this.entries.delete(entry);
-    const atPath = this.byPath.get(entry.path);
-    if (atPath?.delete(entry) && atPath.size === 0) this.byPath.delete(entry.path);
+    const atPath = this.byPath?.get(entry.path);
+    if (atPath?.delete(entry) && atPath.size === 0) this.byPath?.delete(entry.path);
+  }
+
+  /** Every watch kept now, a copy: telling a watcher takes its watch out. */
+  private all(): Entry[] {
+    const all: Entry[] = [];
+    for (const atPath of this.byPath?.values() ?? []) all.push(...atPath);
+    return all;
   }
 
   /** Tells the watchers set through `t` that their session ended. */
   endFor(t: Transport | undefined): void {
-    for (const entry of [...this.entries]) if (entry.transport === t) entry.native({ type: 'sessionLost', path: entry.path });
+    for (const entry of this.all()) if (entry.transport === t) entry.native({ type: 'sessionLost', path: entry.path });
   }
 
   /** Tells every watcher that its session ended (the client closed). */
   endAll(): void {
-    for (const entry of [...this.entries]) entry.native({ type: 'sessionLost', path: entry.path });
+    for (const entry of this.all()) entry.native({ type: 'sessionLost', path: entry.path });
   }
 }

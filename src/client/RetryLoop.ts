@@ -29,7 +29,7 @@ export interface OperationContext {
 export class RetryLoop {
   constructor(
     private readonly connection: Connection,
-    private readonly policy: () => RetryPolicy,
+    private readonly policy: RetryPolicy,
     private readonly connectionTimeoutMs: number,
   ) {}
 
@@ -133,7 +133,7 @@ export class RetryLoop {
     if (session !== undefined && (session.isEnded || isZkError(err, 'SESSIONEXPIRED') || isZkError(err, 'SESSION_LOST'))) {
       throw isZkError(err, 'SESSION_LOST') ? err : sessionLost(session, path, err);
     }
-    const delayMs = this.policy().allowRetry(attempt, now() - startedAt, err);
+    const delayMs = this.policy.allowRetry(attempt, now() - startedAt, err);
     if (delayMs === false) {
       log('%s at %s: giving up after %d retries (session %s)', (err as ZkError).code, path, attempt, this.connection.session ?? '-');
       throw err;

@@ -11,26 +11,32 @@ import { isZkError } from '../errors';
  * which session made the node; reads can be pinned to a session.
  */
 export class Session {
-  private readonly ended = new AbortController();
+  /** Made when someone asks for the signal: an idle session (most of them) builds no controller. */
+  private ended: AbortController | undefined;
+  /** Why the session ended; undefined while it lasts. */
+  private reason: Error | undefined;
 
   /** @internal Made by the client when a session is established. */
-  constructor(readonly id: bigint) {
-    // Every lease, latch and watch of the session listens to it.
-    setMaxListeners(Infinity, this.ended.signal);
-  }
+  constructor(readonly id: bigint) {}
 
   /** Aborts when the session ends. */
   get signal(): AbortSignal {
+    if (this.ended === undefined) {
+      this.ended = new AbortController();
+      // Every lease, latch and watch of the session listens to it.
+      setMaxListeners(Infinity, this.ended.signal);
+      if (this.reason !== undefined) this.ended.abort(this.reason);
+    }
     return this.ended.signal;
   }
 
   get isEnded(): boolean {
-    return this.ended.signal.aborted;
+    return this.reason !== undefined;
   }
 
   /** Why the session ended; undefined while it lasts. */
   get endReason(): unknown {
-    return this.isEnded ? this.ended.signal.reason : undefined;
+    return this.reason;
   }
 
   /** Whether the session ended because the client closed. */
@@ -40,7 +46,10 @@ export class Session {
 
   /** @internal Ends the session. Called by the client only: it aborts the signal of every lease on the session. */
   end(reason: Error): void {
-    if (!this.isEnded) this.ended.abort(reason);
+    if (this.reason !== undefined) return;
+    // Set first: whoever hears the abort sees the session ended, and why.
+    this.reason = reason;
+    this.ended?.abort(reason);
   }
 
   toString(): string {

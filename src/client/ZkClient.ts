@@ -16,7 +16,7 @@ import { Connection } from './Connection';
 import type { ConnectionState } from './ConnectionState';
 import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
-import { createNode, type CreatedNode } from './createNode';
+import { createNode, type CreatedNode, type CreateRequest } from './createNode';
 import { Namespace } from './Namespace';
 import { compressData, compressionWanted, decompressData } from './compression';
 import type {
@@ -105,13 +105,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     // locks and caches on one client is normal use, not a leak, so Node's warning at 10 is off.
     this.setMaxListeners(0);
     this.options = resolveClientOptions(options);
-    this.states = new ConnectionStateManager(
-      this,
-      () => String(this.connection.session ?? '-'),
-      () => this.connection.session?.id ?? 0n,
-    );
+    this.states = new ConnectionStateManager(this);
     this.connection = new Connection(this.options, this.states, this.watches, this.options.transportFactory);
-    this.retry = new RetryLoop(this.connection, () => this.options.retryPolicy, this.options.connectionTimeoutMs);
+    this.retry = new RetryLoop(this.connection, this.options.retryPolicy, this.options.connectionTimeoutMs);
     this.aclFor = aclsFrom(this.options.aclProvider);
     this.ns = new Namespace(this.options.namespace, this.retry, this.aclFor);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
@@ -287,9 +283,14 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * session's requests in order, so the listing, sent right behind the create, already holds the
    * new node. `parentStat.pzxid` is the zxid of the parent's latest child change at that moment.
    *
+   * A recipe that makes the same node again and again passes `prepared`, what `prepareCreate`
+   * made of this path and these options on this client: then nothing but `options.signal` (the
+   * recipe's own) is read, and nothing is checked again.
+   *
    * @internal For the recipes that wait in line; not in the published declarations.
    */
-  async createAndListParent(path: string, options: CreateOptions = {}): Promise<CreatedAndListed> {
+  async createAndListParent(path: string, options: CreateOptions = {}, prepared?: PreparedCreate): Promise<CreatedAndListed> {
+    if (prepared instanceof PreparedCreate && prepared.client === this && prepared.request.path === path) return this.createPrepared(prepared, options.signal);
     return (await this.createNode(path, options, true)) as CreatedAndListed;
   }
 
@@ -302,6 +303,38 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    */
   validateCreate(path: string, options: CreateOptions = {}): void {
     this.checkCreate(path, options);
+  }
+
+  /**
+   * Checks a create once, as `create` would, for a recipe that makes the same node again and again
+   * (a lock's node on every acquire): `createAndListParent` then runs it without checking its
+   * path, mode, data and size again. With an `aclProvider`, whose ACL may differ from one call to
+   * the next, and with compressed data, whose size is known only once compressed, the request's
+   * size is still checked on every run.
+   *
+   * @throws InvalidArgumentError naming the problem.
+   * @internal For the recipes; not in the published declarations.
+   */
+  prepareCreate(path: string, options: Omit<CreateOptions, 'signal'> = {}): PreparedCreate {
+    const { compressed, signal: _signal, ...request } = this.checkCreate(path, options);
+    return new PreparedCreate(this, request, compressed);
+  }
+
+  /** `createAndListParent` of a create checked by `prepareCreate` on this client. */
+  private async createPrepared(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
+    const { path, mode, ttlMs, createParents } = prepared.request;
+    const isProtected = prepared.request.protected;
+    let data = prepared.request.data;
+    if (prepared.compressed) {
+      data = await raceAbort(compressData(this.options.compression, path, data), signal);
+      this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
+    } else if (this.options.aclProvider !== undefined) {
+      this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
+    }
+    const namespaceMade = this.ns.ensure(signal);
+    if (namespaceMade) await namespaceMade;
+    const request: CreateRequest = { path, data, mode, ttlMs, createParents, protected: isProtected, listParent: true, signal };
+    return (await createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, request)) as CreatedAndListed;
   }
 
   private checkCreate(path: string, options: CreateOptions) {
@@ -358,8 +391,30 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const version = validateVersion(o.version);
     const signal = validateSignal(o.signal);
     const session = validateSession(o.session);
+    return this.deleteChecked(path, version, o.recursive === true, o.guaranteed === true, o.quietly === true, signal, session);
+  }
+
+  /**
+   * A guaranteed, quiet delete (see `delete`) of a node a create of this client returned: that
+   * create checked its path, and a delete request is smaller than the create that made the node,
+   * so neither is checked again. `signal` is the recipe's own, not a user's value.
+   *
+   * @internal For the recipes' own nodes (see deleteOwnNode); not in the published declarations.
+   */
+  deleteCreated(node: string, signal: AbortSignal | undefined): Promise<void> {
+    return this.deleteChecked(node, -1, false, true, true, signal, undefined);
+  }
+
+  private async deleteChecked(
+    path: string,
+    version: number,
+    recursive: boolean,
+    guaranteed: boolean,
+    quietly: boolean,
+    signal: AbortSignal | undefined,
+    session: Session | undefined,
+  ): Promise<void> {
     const full = this.ns.full(path);
-    const recursive = o.recursive === true;
     try {
       const namespaceMade = this.ns.ensure(signal);
       if (namespaceMade) await namespaceMade;
@@ -369,16 +424,16 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
             await deleteTree(t, full, version, recursive);
           } catch (err) {
             // After a lost reply, NONODE means the earlier attempt did the work.
-            if (n > 0 && o.guaranteed && isZkError(err, 'NONODE')) return;
+            if (n > 0 && guaranteed && isZkError(err, 'NONODE')) return;
             throw err;
           }
         }),
         signal,
       );
     } catch (err) {
-      if (o.quietly && isZkError(err, 'NONODE')) return;
+      if (quietly && isZkError(err, 'NONODE')) return;
       // A pinned delete goes on in its own session only (none once that has ended: the node went with it).
-      if (o.guaranteed && (isRetryableError(err) || err === signal?.reason)) this.background.delete(full, version, recursive, session);
+      if (guaranteed && (isRetryableError(err) || err === signal?.reason)) this.background.delete(full, version, recursive, session);
       throw err;
     }
   }
@@ -649,4 +704,18 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       signal,
     );
   }
+}
+
+/**
+ * A create checked once by `ZkClient.prepareCreate`, for the client that checked it.
+ *
+ * @internal For the recipes; not in the published declarations.
+ */
+export class PreparedCreate {
+  /** @internal */
+  constructor(
+    readonly client: ZkClient,
+    readonly request: Readonly<Omit<CreateRequest, 'listParent' | 'signal'>>,
+    readonly compressed: boolean,
+  ) {}
 }

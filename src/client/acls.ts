@@ -7,13 +7,16 @@ import { validateAcl } from './validation';
 /** The ACL for a node the client is about to create, by its path (namespace included, chroot not). */
 export type AclForPath = (path: string) => readonly ACL[];
 
+/** The lookup without a provider: one for every client. */
+const openAcl: AclForPath = () => OPEN_ACL;
+
 /**
  * The ACL lookup for a client: the provider's `getAclForPath(path)`, or its `getDefaultAcl()` when
  * that gives null or undefined; the open ACL without a provider. What the provider gives is checked
  * before the create is sent, so a bad ACL is an InvalidArgumentError and never a server's INVALIDACL.
  */
 export function aclsFrom(provider: AclProvider | undefined): AclForPath {
-  if (provider === undefined) return () => OPEN_ACL;
+  if (provider === undefined) return openAcl;
   return (path) => {
     const acl = provider.getAclForPath(path) ?? provider.getDefaultAcl();
     try {

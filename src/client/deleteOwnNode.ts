@@ -9,11 +9,13 @@ const log = debug('zk-recipes:client:background');
  * connected, resolves once the server confirms the delete, or when `within` aborts; while
  * disconnected, at once. Either way a delete that did not complete goes on in the background
  * (retried until done or the session ends, which takes an ephemeral node with it). Never rejects.
+ * `node` is a path a create of this client returned: that create checked it (see
+ * `ZkClient.deleteCreated`).
  */
 export async function deleteOwnNode(client: ZkClient, node: string, within?: AbortSignal): Promise<void> {
   const signal = client.isConnected ? within : AbortSignal.abort();
   try {
-    await client.delete(node, { guaranteed: true, quietly: true, signal });
+    await client.deleteCreated(node, signal);
   } catch (err) {
     log('deleting %s left to the background: %s', node, String(err));
   }

@@ -21,7 +21,7 @@ import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } fr
 import { JuteReader, JuteWriter } from './jute';
 import { ErrorCode, EventType, MAX_XID, OpCode, Xid } from './opcodes';
 import { ProtocolError } from './ProtocolError';
-import { ProtocolSocket } from './ProtocolSocket';
+import { ProtocolSocket, type SocketHandler } from './ProtocolSocket';
 import {
   AuthPacketRecord,
   ConnectRequestRecord,
@@ -77,7 +77,7 @@ function validatePassword(password: unknown): Buffer {
  * The session under a ProtocolTransport (whose TSDoc states the guarantees). Requests fail with a
  * Failure, which the transport turns into a ZkError in the caller's own async frame.
  */
-export class ProtocolConnection {
+export class ProtocolConnection implements SocketHandler {
   private readonly events = new EventEmitter();
   private readonly hosts: HostList;
   /** The connect string's chroot, which the server's paths carry and the caller's do not. */
@@ -108,10 +108,10 @@ export class ProtocolConnection {
   private outbox: Request[] = [];
   /** Requests sent, in order, waiting for their replies. */
   private pending: Request[] = [];
-  /** Credentials, sent again on every connection of the session. */
-  private readonly auths: Auth[] = [];
-  /** Credentials sent on this connection, in order, waiting for their replies (xid -4). */
-  private authReplies: Auth[] = [];
+  /** Credentials, sent again on every connection of the session; made with the first (most sessions have none). */
+  private auths: Auth[] | undefined;
+  /** Credentials sent on this connection, in order, waiting for their replies (xid -4); made with the first. */
+  private authReplies: Auth[] | undefined;
 
   lastHeardAt = 0;
   lastConnectError: Error | undefined = undefined;
@@ -223,13 +223,36 @@ export class ProtocolConnection {
     this.attemptStartedAt = performance.now();
     this.lastSendAt = this.attemptStartedAt;
     log('session %s: connecting to %s%s', this.idHex, formatHost(host), this.options.tls ? ' (TLS)' : '');
-    this.socket = new ProtocolSocket(host, this.options.tls, this.maxFrameBytes, {
-      opened: () => this.onSocketOpen(),
-      frame: (body) => this.onFrame(body),
-      established: () => this.phase === 'connected',
-      failed: (cause) => this.drop(cause),
-    });
+    // The connection is its socket's handler: no object and closures of their own for each session.
+    this.socket = new ProtocolSocket(host, this.options.tls, this.maxFrameBytes, this);
     this.arm(this.connectTimeoutMs);
+  }
+
+  // ---------------------------------------------------------------- what the socket tells (SocketHandler)
+
+  /** @internal */
+  opened(): void {
+    this.onSocketOpen();
+  }
+
+  /** @internal */
+  received(): void {
+    this.lastRecvAt = performance.now();
+  }
+
+  /** @internal */
+  frame(body: Buffer): boolean {
+    return this.onFrame(body);
+  }
+
+  /** @internal */
+  established(): boolean {
+    return this.phase === 'connected';
+  }
+
+  /** @internal */
+  failed(cause: unknown): void {
+    this.drop(cause);
   }
 
   /**
@@ -344,7 +367,7 @@ export class ProtocolConnection {
     this.lastConnectError = undefined;
     log('session %s: connected to %s, timeout %d ms%s', this.idHex, formatHost(host), response.timeOut, response.readOnly ? ' (read-only server)' : '');
     (this.socket as ProtocolSocket).cork();
-    for (const auth of this.auths) this.sendAuth(auth);
+    for (const auth of this.auths ?? []) this.sendAuth(auth);
     this.sendSetWatches();
     const waiting = this.outbox;
     this.outbox = [];
@@ -397,7 +420,7 @@ export class ProtocolConnection {
     this.destroySocket();
     const failure = this.closedFailure();
     this.failAll(failure);
-    for (const auth of this.auths) {
+    for (const auth of this.auths ?? []) {
       for (const waiter of auth.waiters) waiter.reject(failure);
       auth.waiters = [];
     }
@@ -420,7 +443,7 @@ export class ProtocolConnection {
     const requests = [...this.pending, ...this.outbox];
     this.pending = [];
     this.outbox = [];
-    this.authReplies = [];
+    this.authReplies = undefined;
     for (const request of requests) request.fail(failure);
   }
 
@@ -517,14 +540,14 @@ export class ProtocolConnection {
   addAuth(scheme: string, auth: string): Promise<void> {
     const entry: Auth = { scheme, auth: Buffer.from(auth, 'utf8'), waiters: [] };
     const accepted = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
-    this.auths.push(entry);
+    (this.auths ??= []).push(entry);
     // Otherwise it goes out with the next connection's handshake.
     if (this.phase === 'connected') this.sendAuth(entry);
     return accepted;
   }
 
   private sendAuth(auth: Auth): void {
-    this.authReplies.push(auth);
+    (this.authReplies ??= []).push(auth);
     this.write(frame(OpCode.auth, Xid.auth, (w) => AuthPacketRecord.write(w, { type: 0, scheme: auth.scheme, auth: auth.auth })));
   }
 
@@ -554,7 +577,7 @@ export class ProtocolConnection {
   }
 
   private onAuthReply(err: number): void {
-    const auth = this.authReplies.shift();
+    const auth = this.authReplies?.shift();
     // Not even an AUTHFAILED that answers nothing ends the session.
     if (auth === undefined) throw new ProtocolError('unexpectedReply', `an answer to credentials (rc ${err}) came while none were sent`);
     if (err === ErrorCode.authFailed) {

@@ -81,8 +81,8 @@ interface WatchSetting {
 export class ProtocolTransport implements Transport {
   private readonly connection: ProtocolConnection;
   private readonly chroot: Chroot;
-  /** Requests that may set a watch, by server path, sent and not yet answered (see removeWatches). */
-  private readonly watchesInFlight = new Map<string, number>();
+  /** Requests that may set a watch, by server path, sent and not yet answered (see removeWatches); made with the first. */
+  private watchesInFlight: Map<string, number> | undefined;
 
   constructor(options: TransportOptions) {
     this.connection = new ProtocolConnection(options);
@@ -185,14 +185,15 @@ export class ProtocolTransport implements Transport {
 
   /** Counts a request that may set a watch on `path` as in flight; the returned function ends it. */
   private watchSent(path: string): () => void {
-    this.watchesInFlight.set(path, (this.watchesInFlight.get(path) ?? 0) + 1);
+    const inFlight = (this.watchesInFlight ??= new Map());
+    inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      const left = (this.watchesInFlight.get(path) ?? 1) - 1;
-      if (left > 0) this.watchesInFlight.set(path, left);
-      else this.watchesInFlight.delete(path);
+      const left = (inFlight.get(path) ?? 1) - 1;
+      if (left > 0) inFlight.set(path, left);
+      else if (inFlight.delete(path) && inFlight.size === 0 && this.watchesInFlight === inFlight) this.watchesInFlight = undefined;
     };
   }
 
@@ -418,7 +419,7 @@ export class ProtocolTransport implements Transport {
       let opcode: number = OpCode.removeWatches;
       let type: WatcherKind = kind;
       if (watcher !== undefined) {
-        if (this.watchesInFlight.has(serverPath)) opcode = OpCode.checkWatches;
+        if (this.watchesInFlight?.has(serverPath)) opcode = OpCode.checkWatches;
         // Nothing else here on the path: every watch of the connection on it can go (the 'any'
         // type every server version knows).
         else if (!this.connection.registry.othersNeed(serverPath, 'any', watcher)) type = 'any';

@@ -48,7 +48,23 @@ function* selfAndAncestors(path: string): Generator<string> {
   }
 }
 
-const NONE: ReadonlyMap<string, Set<Watcher>> = new Map();
+/** A path's watchers in one table: the watcher itself when it is alone (most paths), else a Set of them. */
+type Watchers = Watcher | Set<Watcher>;
+
+function count(kept: Watchers): number {
+  return typeof kept === 'function' ? 1 : kept.size;
+}
+
+function holds(kept: Watchers, watcher: Watcher): boolean {
+  return typeof kept === 'function' ? kept === watcher : kept.has(watcher);
+}
+
+function addAll(to: Set<Watcher>, kept: Watchers): void {
+  if (typeof kept === 'function') to.add(kept);
+  else for (const w of kept) to.add(w);
+}
+
+const NONE: ReadonlyMap<string, Watchers> = new Map();
 
 /**
  * The protocol connection's local watchers: one table per WatchTable, each mapping a server path
@@ -58,19 +74,21 @@ const NONE: ReadonlyMap<string, Set<Watcher>> = new Map();
  */
 export class WatcherTables {
   /** Made on first use: most sessions keep few kinds of watch, and a thousand sessions add up. */
-  private readonly maps: Partial<Record<WatchTable, Map<string, Set<Watcher>>>> = {};
+  private readonly maps: Partial<Record<WatchTable, Map<string, Watchers>>> = {};
 
   /** A table, read-only when it has never been used. */
-  private table(table: WatchTable): ReadonlyMap<string, Set<Watcher>> {
+  private table(table: WatchTable): ReadonlyMap<string, Watchers> {
     return this.maps[table] ?? NONE;
   }
 
   /** Keeps `watcher` for `path` in `table`. The same watcher twice on one path and table is kept once. */
   add(table: WatchTable, path: string, watcher: Watcher): void {
     const map = (this.maps[table] ??= new Map());
-    let set = map.get(path);
-    if (set === undefined) map.set(path, (set = new Set()));
-    set.add(watcher);
+    const kept = map.get(path);
+    // A lone watcher needs no Set: a thousand sessions each watching a path add up.
+    if (kept === undefined) map.set(path, watcher);
+    else if (typeof kept !== 'function') kept.add(watcher);
+    else if (kept !== watcher) map.set(path, new Set([kept, watcher]));
   }
 
   /**
@@ -85,10 +103,10 @@ export class WatcherTables {
   materialize(type: number, path: string): Set<Watcher> {
     const result = new Set<Watcher>();
     const take = (table: WatchTable) => {
-      const set = this.maps[table]?.get(path);
-      if (set === undefined) return;
+      const kept = this.maps[table]?.get(path);
+      if (kept === undefined) return;
       this.maps[table]?.delete(path);
-      for (const w of set) result.add(w);
+      addAll(result, kept);
     };
     switch (type) {
       case EventType.nodeCreated:
@@ -107,11 +125,13 @@ export class WatcherTables {
       default:
         return result;
     }
-    for (const w of this.table('persistent').get(path) ?? []) result.add(w);
+    const persistent = this.table('persistent').get(path);
+    if (persistent !== undefined) addAll(result, persistent);
     const recursive = this.table('persistentRecursive');
     if (type !== EventType.nodeChildrenChanged && recursive.size > 0) {
       for (const p of selfAndAncestors(path)) {
-        for (const w of recursive.get(p) ?? []) result.add(w);
+        const kept = recursive.get(p);
+        if (kept !== undefined) addAll(result, kept);
       }
     }
     return result;
@@ -120,8 +140,8 @@ export class WatcherTables {
   /** Whether `path` has a watcher of `kind` (`watcher` itself, when given). */
   contains(path: string, kind: WatcherKind, watcher?: Watcher): boolean {
     return TABLES_OF_KIND[kind].some((table) => {
-      const set = this.table(table).get(path);
-      return set !== undefined && (watcher === undefined ? set.size > 0 : set.has(watcher));
+      const kept = this.table(table).get(path);
+      return kept !== undefined && (watcher === undefined ? count(kept) > 0 : holds(kept, watcher));
     });
   }
 
@@ -131,8 +151,8 @@ export class WatcherTables {
    */
   othersNeed(path: string, kind: WatcherKind, watcher: Watcher): boolean {
     return SERVER_TABLES_OF_KIND[kind].some((table) => {
-      const set = this.table(table).get(path);
-      return set !== undefined && (set.size > 1 || !set.has(watcher));
+      const kept = this.table(table).get(path);
+      return kept !== undefined && (count(kept) > 1 || !holds(kept, watcher));
     });
   }
 
@@ -141,14 +161,19 @@ export class WatcherTables {
     const removed = new Set<Watcher>();
     for (const table of TABLES_OF_KIND[kind]) {
       const map = this.maps[table];
-      const set = map?.get(path);
-      if (map === undefined || set === undefined) continue;
+      const kept = map?.get(path);
+      if (map === undefined || kept === undefined) continue;
       if (watcher === undefined) {
-        for (const w of set) removed.add(w);
+        addAll(removed, kept);
         map.delete(path);
-      } else if (set.delete(watcher)) {
+      } else if (typeof kept === 'function') {
+        if (kept === watcher) {
+          removed.add(watcher);
+          map.delete(path);
+        }
+      } else if (kept.delete(watcher)) {
         removed.add(watcher);
-        if (set.size === 0) map.delete(path);
+        if (kept.size === 0) map.delete(path);
       }
     }
     return [...removed];

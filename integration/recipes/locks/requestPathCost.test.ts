@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { ZkClient } from '../../../src';
 import { InterProcessMutex } from '../../../recipes/locks';
 import { randomRoot, timing } from '../../helpers';
@@ -65,5 +66,18 @@ describe('the cost of an uncontended acquire and release', () => {
       await lease.release();
     });
     expect(built).toBe(0);
+  });
+
+  it('adds no listener per hold: the client keeps its state listeners, the session its abort listeners', async () => {
+    const session = client.session;
+    if (session === undefined) throw new Error('the client has no session');
+    const listeners = () => ({ states: client.listenerCount('stateChanged'), sessionEnd: getEventListeners(session.signal, 'abort').length });
+    const before = listeners();
+    // Three holds at once, on three locks: each would add its own pair of listeners.
+    const others = [1, 2].map((i) => new InterProcessMutex(client, `${mutex.path}-${i}`));
+    const leases = await Promise.all([mutex, ...others].map((m) => m.acquire()));
+    expect(listeners()).toEqual(before);
+    await Promise.all(leases.map((lease) => lease.release()));
+    expect(listeners()).toEqual(before);
   });
 });
