@@ -193,3 +193,37 @@ export async function isWatching(server: { fourLetterWord(word: string): Promise
   const end = watchers.findIndex((line) => !line.startsWith('\t'));
   return watchers.slice(0, end < 0 ? undefined : end).some((line) => line.trim() === `0x${sessionId.toString(16)}`);
 }
+
+/**
+ * Counts the AbortControllers built while `work` runs. Our code builds them with the global
+ * constructor, so a counting subclass in its place sees every one.
+ */
+export async function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
+  const Original = globalThis.AbortController;
+  let built = 0;
+  globalThis.AbortController = class extends Original {
+    constructor() {
+      super();
+      built++;
+    }
+  };
+  try {
+    return { value: await work(), built };
+  } finally {
+    globalThis.AbortController = Original;
+  }
+}
+
+/** The member of an ensemble whose connections list this client's session, by `cons`; paused members are not asked. */
+export async function memberOf<M extends { readonly isPaused: boolean; fourLetterWord(word: string, timeoutMs?: number): Promise<string> }>(
+  members: readonly M[],
+  client: ZkClient,
+): Promise<M | undefined> {
+  const sid = `sid=0x${client.sessionId.toString(16)}`;
+  for (const m of members) {
+    if (m.isPaused) continue;
+    const cons = await m.fourLetterWord('cons', 2_000).catch(() => '');
+    if (cons.includes(sid)) return m;
+  }
+  return undefined;
+}

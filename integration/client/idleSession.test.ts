@@ -1,24 +1,5 @@
+import { controllersBuiltBy } from '../helpers';
 import { useZooKeeper } from '../fixture';
-
-/**
- * Counts the AbortControllers built while `work` runs. Our code builds them with the global
- * constructor, so a counting subclass in its place sees every one.
- */
-async function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
-  const Original = globalThis.AbortController;
-  let built = 0;
-  globalThis.AbortController = class extends Original {
-    constructor() {
-      super();
-      built++;
-    }
-  };
-  try {
-    return { value: await work(), built };
-  } finally {
-    globalThis.AbortController = Original;
-  }
-}
 
 describe('an idle session', () => {
   const zk = useZooKeeper();

@@ -1,17 +1,5 @@
-import type { ZkClient } from '../../src';
-import { TestingCluster, type TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../helpers';
-
-/** The member whose connections list this client's session, by `cons`; paused members are not asked. */
-async function memberOf(cluster: TestingCluster, client: ZkClient): Promise<TestingServer | undefined> {
-  const sid = `sid=0x${client.sessionId.toString(16)}`;
-  for (const m of cluster.members) {
-    if (m.isPaused) continue;
-    const cons = await m.fourLetterWord('cons', 2_000).catch(() => '');
-    if (cons.includes(sid)) return m;
-  }
-  return undefined;
-}
+import { TestingCluster } from '../../src/testing';
+import { Clients, StateRecorder, eventually, memberOf, randomRoot, timing } from '../helpers';
 
 /**
  * A member that stops answering (its process paused: it still accepts connections, and answers
@@ -38,7 +26,7 @@ describe('a member that stops answering', () => {
     const client = await clients.connect({ connectString: cluster.connectString, sessionTimeoutMs: 30_000 });
     await client.create(root, { data: 'before' });
     const sessionId = client.sessionId;
-    const stopped = await eventually('the member the client is on', () => memberOf(cluster, client));
+    const stopped = await eventually('the member the client is on', () => memberOf(cluster.members, client));
     const states = new StateRecorder(client);
     const mark = states.mark();
 
@@ -49,7 +37,7 @@ describe('a member that stops answering', () => {
     expect(stopped.isPaused).toBe(true);
     expect(client.sessionId).toBe(sessionId);
     expect(states.states.slice(mark)).not.toContain('LOST');
-    const now = await eventually('the member the client is on now', () => memberOf(cluster, client));
+    const now = await eventually('the member the client is on now', () => memberOf(cluster.members, client));
     expect(now).not.toBe(stopped);
     // And it serves there: a write, and a read of it.
     await client.setData(root, 'after');

@@ -90,23 +90,30 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
     return zk.clients.connect({ connectString: zk.proxy.connectString, sessionTimeoutMs });
   }
 
-  it('a length prefix grown past the bytes that follow: the read timeout drops the connection though pings still arrive', async () => {
-    // 6 s: the read timeout is 4 s, pings leave every 2 s and their answers keep coming in.
-    const client = await behindProxy(6_000);
+  /**
+   * Rewrites the first reply to `client`'s getData of the test's node with `change`, and reads the
+   * node: the real data must come, in the same session.
+   */
+  async function readThroughRewrite(client: ZkClient, change: (frame: Buffer) => void): Promise<void> {
     const session = client.sessionId;
-    const grow = once(
+    const bad = once(
       (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
       (frame) => {
-        frame.writeInt32BE(frame.readInt32BE(0) + 0x1_0000, 0);
+        change(frame);
         return frame;
       },
     );
-    zk.proxy.intercept(grow.interceptor);
-    // The answer never completes on that connection; it comes on the next one, in the same session.
+    zk.proxy.intercept(bad.interceptor);
     const { data } = await client.getData(`${root}/n`, { signal: AbortSignal.timeout(timing(30_000)) });
-    expect(grow.done()).toBe(true);
+    expect(bad.done()).toBe(true);
     expect(data.toString()).toBe('hello');
     expect(client.sessionId).toBe(session);
+  }
+
+  it('a length prefix grown past the bytes that follow: the read timeout drops the connection though pings still arrive', async () => {
+    // 6 s: the read timeout is 4 s, pings leave every 2 s and their answers keep coming in.
+    // The answer never completes on that connection; it comes on the next one, in the same session.
+    await readThroughRewrite(await behindProxy(6_000), (frame) => frame.writeInt32BE(frame.readInt32BE(0) + 0x1_0000, 0));
   });
 
   it('a notification of an event type ZooKeeper does not have: dropped, and the real event comes after the reconnect', async () => {
@@ -133,37 +140,11 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
   });
 
   it('an error code ZooKeeper does not have: dropped, and the call retried gets the real answer', async () => {
-    const client = await behindProxy();
-    const session = client.sessionId;
-    const bad = once(
-      (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
-      (frame) => {
-        frame.writeInt32BE(-999, ERR_AT);
-        return frame;
-      },
-    );
-    zk.proxy.intercept(bad.interceptor);
-    const { data } = await client.getData(`${root}/n`, { signal: AbortSignal.timeout(timing(30_000)) });
-    expect(bad.done()).toBe(true);
-    expect(data.toString()).toBe('hello');
-    expect(client.sessionId).toBe(session);
+    await readThroughRewrite(await behindProxy(), (frame) => frame.writeInt32BE(-999, ERR_AT));
   });
 
   it('a length inside a record made shorter, leaving bytes over: dropped, and the call retried gets the real data', async () => {
-    const client = await behindProxy();
-    const session = client.sessionId;
-    const bad = once(
-      (_frame, asked) => asked?.op === GET_DATA && asked.path === `${root}/n`,
-      (frame) => {
-        // The data's length, one less: the stat is read one byte early, and one byte is left.
-        frame.writeInt32BE(frame.readInt32BE(BODY_AT) - 1, BODY_AT);
-        return frame;
-      },
-    );
-    zk.proxy.intercept(bad.interceptor);
-    const { data } = await client.getData(`${root}/n`, { signal: AbortSignal.timeout(timing(30_000)) });
-    expect(bad.done()).toBe(true);
-    expect(data.toString()).toBe('hello');
-    expect(client.sessionId).toBe(session);
+    // The data's length, one less: the stat is read one byte early, and one byte is left.
+    await readThroughRewrite(await behindProxy(), (frame) => frame.writeInt32BE(frame.readInt32BE(BODY_AT) - 1, BODY_AT));
   });
 });

@@ -1,16 +1,6 @@
 import type { ZkClient } from '../../src';
 import { TestingCluster, type TestingServer } from '../../src/testing';
-import { Clients, StateRecorder, eventually, randomRoot, timing } from '../helpers';
-
-/** The member whose connections list this client's session, by `cons`. */
-async function memberOf(cluster: TestingCluster, client: ZkClient): Promise<TestingServer | undefined> {
-  const sid = `sid=0x${client.sessionId.toString(16)}`;
-  for (const m of cluster.members) {
-    const cons = await m.fourLetterWord('cons', 2_000).catch(() => '');
-    if (cons.includes(sid)) return m;
-  }
-  return undefined;
-}
+import { Clients, StateRecorder, eventually, memberOf, randomRoot, timing } from '../helpers';
 
 describe('TestingCluster with proxied links: partitions inside the ensemble', () => {
   let cluster: TestingCluster;
@@ -42,7 +32,7 @@ describe('TestingCluster with proxied links: partitions inside the ensemble', ()
     let client: ZkClient | undefined;
     for (let attempt = 0; attempt < 40 && client === undefined; attempt++) {
       const c = await clients.connect({ connectString: cluster.connectString, sessionTimeoutMs: 30_000 });
-      if ((await memberOf(cluster, c)) === leader) client = c;
+      if ((await memberOf(cluster.members, c)) === leader) client = c;
       else await c.close();
     }
     if (client === undefined) throw new Error('no client landed on the leader in 40 tries');
@@ -62,7 +52,7 @@ describe('TestingCluster with proxied links: partitions inside the ensemble', ()
     await states.waitFor('RECONNECTED', 0, timing(30_000));
     expect(client.sessionId).toBe(session);
     await client.setData(root, 'during');
-    expect(others).toContain(await memberOf(cluster, client));
+    expect(others).toContain(await memberOf(cluster.members, client));
     // Clients still reach the isolated member, but it does not serve.
     expect(await leader.mode()).toBeUndefined();
 

@@ -1,29 +1,8 @@
 import { getEventListeners } from 'node:events';
 import type { ZkClient } from '../../../src';
 import { InterProcessMutex } from '../../../recipes/locks';
-import { randomRoot, timing } from '../../helpers';
+import { controllersBuiltBy, randomRoot, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
-
-/**
- * Counts the AbortControllers built while `work` runs. Our code builds them with the global
- * constructor, so a counting subclass in its place sees every one.
- */
-async function controllersBuiltBy(work: () => Promise<void>): Promise<number> {
-  const Original = globalThis.AbortController;
-  let built = 0;
-  globalThis.AbortController = class extends Original {
-    constructor() {
-      super();
-      built++;
-    }
-  };
-  try {
-    await work();
-  } finally {
-    globalThis.AbortController = Original;
-  }
-  return built;
-}
 
 describe('the cost of an uncontended acquire and release', () => {
   const zk = useZooKeeper();
@@ -41,7 +20,7 @@ describe('the cost of an uncontended acquire and release', () => {
   });
 
   it('builds no AbortController when the acquire has neither a deadline nor a signal', async () => {
-    const built = await controllersBuiltBy(async () => {
+    const { built } = await controllersBuiltBy(async () => {
       const lease = await mutex.acquire();
       expect(lease.fencingToken).toBeGreaterThan(0n);
       await lease.release();
@@ -51,7 +30,7 @@ describe('the cost of an uncontended acquire and release', () => {
   });
 
   it('builds one AbortController per acquisition with a deadline, none for the release', async () => {
-    const built = await controllersBuiltBy(async () => {
+    const { built } = await controllersBuiltBy(async () => {
       const lease = await mutex.acquire({ timeoutMs: timing(30_000) });
       await lease.release();
     });
@@ -61,7 +40,7 @@ describe('the cost of an uncontended acquire and release', () => {
 
   it('uses the caller signal as it is when there is no deadline', async () => {
     const caller = new AbortController();
-    const built = await controllersBuiltBy(async () => {
+    const { built } = await controllersBuiltBy(async () => {
       const lease = await mutex.acquire({ signal: caller.signal });
       await lease.release();
     });
