@@ -14,7 +14,7 @@ import { InvalidArgumentError } from '../errors';
 import { SERVER_ERROR_CODES } from '../errors/codes';
 import { validatePath } from '../paths';
 import { showAs } from '../util/redact';
-import type { CloseReason, TransportEvents, TransportOptions, WatchEvent, WatchEventType, Watcher } from '../transport/Transport';
+import { CONFIG_NODE, type CloseReason, type TransportEvents, type TransportOptions, type WatchEvent, type WatchEventType, type Watcher } from '../transport/Transport';
 import { readReplyHeader, readWatcherEvent } from './codec';
 import { DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES } from './framing';
 import { Chroot, HostList, formatHost, parseConnectString, type HostAddress } from './hosts';
@@ -603,7 +603,8 @@ export class ProtocolConnection implements SocketHandler {
       log('session %s: ignoring a notification of type %d on %s', this.idHex, event.type, event.path);
       return;
     }
-    // A server sends node events in state SyncConnected only, on a valid path inside the chroot.
+    // A server sends node events in state SyncConnected only, on a valid path inside the chroot,
+    // or on the ensemble's configuration, which is watched outside it (getConfig ignores the chroot).
     if (event.state !== SYNC_CONNECTED) throw new ProtocolError('malformed', `a ${type} notification in state ${event.state}`);
     const root = this.chroot.root;
     try {
@@ -611,7 +612,7 @@ export class ProtocolConnection implements SocketHandler {
     } catch {
       throw new ProtocolError('malformed', `a ${type} notification on ${JSON.stringify(event.path)}, which is not a path`);
     }
-    if (root !== undefined && event.path !== root && !event.path.startsWith(`${root}/`)) {
+    if (root !== undefined && event.path !== root && !event.path.startsWith(`${root}/`) && event.path !== CONFIG_NODE) {
       throw new ProtocolError('malformed', `a ${type} notification on ${event.path}, outside the chroot ${root}`);
     }
     const watchers = this.registry.materialize(event.type, event.path);
