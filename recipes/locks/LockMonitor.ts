@@ -84,13 +84,13 @@ export class LockMonitor implements WatchedHold {
     this.lose('RELEASED');
   }
 
-  /** @internal Told by HeldLocks: the client moved to `state`. */
+  /** Told by HeldLocks: the client moved to `state`. */
   onState(state: ConnectionState): void {
     // LOST comes through the session's end too; this is for SUSPENDED under 'standard'.
     if (this.client.isErrorState(state)) this.lose(state as LockLostReason);
   }
 
-  /** @internal Told by HeldLocks: the hold's session ended. */
+  /** Told by HeldLocks: the hold's session ended. */
   onSessionEnd(): void {
     this.lose(this.session.closedByClient ? 'CLIENT_CLOSED' : 'LOST', this.session.endReason);
   }

@@ -709,7 +709,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 /**
  * A create checked once by `ZkClient.prepareCreate`, for the client that checked it.
  *
- * @internal For the recipes; not in the published declarations.
+ * For the recipes, through recipeKit: published with it, since recipeKit re-exports it.
  */
 export class PreparedCreate {
   /** @internal */
