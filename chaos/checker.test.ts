@@ -113,6 +113,11 @@ describe('checker', () => {
     expect(kinds([put('a'), done('a', 10, 1), done('a', 20, 2)])).toEqual(['queue-duplicate']);
     // The first consumer lost its connection before the item was deleted: at least once allows it.
     expect(kinds([put('a'), done('a', 10, 1), { type: 'state', at: 12, worker: 1, state: 'SUSPENDED', session: '0x1' }, done('a', 20, 2)])).toEqual([]);
+    // The second consumer was frozen holding the item, its lock expired, and the first took the
+    // item over; thawed, the second ran its handler just after the freeze ended.
+    expect(kinds([put('a'), ...fault(1, 'pause-worker', 2, 5, 19), done('a', 10, 1), done('a', 20, 2)])).toEqual([]);
+    // A freeze of a third worker explains nothing.
+    expect(kinds([put('a'), ...fault(1, 'pause-worker', 3, 5, 19), done('a', 10, 1), done('a', 20, 2)])).toEqual(['queue-duplicate']);
   });
 
   it('finds an acquire that outlived its timeout, unless its worker was frozen', () => {

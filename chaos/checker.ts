@@ -387,7 +387,12 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
       const prior = done.slice(0, i);
       const second = done[i];
       const sameNode = prior.find((d) => d.queueNode === second.queueNode);
-      const explained = sameNode ? disturbed(sameNode.worker, sameNode.at, second.at) : retried || putDisturbed;
+      // Either handler may be the one a fault explains: the first, disturbed before the item was
+      // deleted; or the second, disturbed while it held the item (a frozen consumer whose lock
+      // expired, thawed into its handler after the other had handled the item).
+      const explained = sameNode
+        ? disturbed(sameNode.worker, sameNode.at, second.at) || disturbed(second.worker, sameNode.at, second.at)
+        : retried || putDisturbed;
       if (!explained) {
         violate('queue-duplicate', second.at, `item ${item} handled again (${sameNode ? `same node ${second.queueNode}` : `another node ${second.queueNode}`}) with no fault, failure or lost lock to explain it`, [...ps, ...cs]);
       }
