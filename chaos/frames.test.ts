@@ -159,11 +159,18 @@ describe('mutateReplies', () => {
     expect(interceptor(request(6, 11, ''), up)).toBe('forward');
   });
 
-  it('with spareTrusted, never flips the answer to the handshake or a zxid, however the stream is cut', () => {
+  it('with spareTrusted, flips only lengths, xids, error codes and event types and states, however the stream is cut', () => {
     const stream = serverStream(20);
-    const trusted = new Set<number>();
-    for (let i = 0; i < 40; i++) trusted.add(i); // the answer to the handshake: length and 36 bytes
-    for (let f = 0; f < 20; f++) for (let b = 8; b < 16; b++) trusted.add(40 + f * 30 + b);
+    // The 8th reply is a notification (xid -1): its event type and state may be flipped too.
+    stream.writeInt32BE(-1, 40 + 7 * 30 + 4);
+    const open = new Set<number>();
+    for (let f = 0; f < 20; f++) {
+      const at = 40 + f * 30; // after the answer to the handshake: length and 36 bytes
+      for (let b = 0; b < 8; b++) open.add(at + b);
+      for (let b = 16; b < 20; b++) open.add(at + b);
+      if (f === 7) for (let b = 20; b < 28; b++) open.add(at + b);
+    }
+    const seen = new Set<number>();
     let flipped = 0;
     for (let seed = 0; seed < 50; seed++) {
       const { interceptor, counts } = mutateReplies({ seed, rate: 1, kinds: ['flip'], spareTrusted: true });
@@ -176,9 +183,16 @@ describe('mutateReplies', () => {
         }),
       );
       flipped += counts.flip;
-      for (let i = 0; i < stream.length; i++) if (out[i] !== stream[i]) expect(trusted.has(i)).toBe(false);
+      for (let i = 0; i < stream.length; i++) {
+        if (out[i] === stream[i]) continue;
+        expect(open.has(i)).toBe(true);
+        seen.add(i);
+      }
     }
     expect(flipped).toBeGreaterThan(100);
+    // The notification's type and state, and some error code, were among them.
+    expect([...seen].some((i) => i >= 40 + 7 * 30 + 20 && i < 40 + 7 * 30 + 28)).toBe(true);
+    expect([...seen].some((i) => (i - 40) % 30 >= 16 && (i - 40) % 30 < 20)).toBe(true);
     // Without it, the zxids are fair game too.
     const { interceptor } = mutateReplies({ seed: 1, rate: 1, kinds: ['flip'] });
     const zxidOnly = Buffer.alloc(8, 1);

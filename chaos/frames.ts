@@ -219,10 +219,13 @@ export interface MutateRepliesOptions {
   /** The kinds drawn from, equally often. Default all three. */
   readonly kinds?: readonly MutationKind[];
   /**
-   * Leaves alone the bytes a client can only take on trust, because any value of them is valid:
-   * the whole answer to the handshake (session id, password, timeout) and the zxid of every
-   * reply. Changed, they do not break a frame; they change what the session is (see the chaos
-   * README). Truncations and duplicates still take any chunk. Default false.
+   * Flips only the bytes whose damage a client can see, and leaves alone those it can only take
+   * on trust, because any value of them is valid: the whole answer to the handshake (session id,
+   * password, timeout), a reply's zxid, and a reply's body past its header (data, a stat, names, a
+   * path), save a notification's event type and state. What stays open to flips: every frame's
+   * length, a reply's xid and error code, and a notification's type and state. A changed value
+   * of the spared bytes does not break a frame; the client hands it on as the server's own (see
+   * the chaos README). Truncations and duplicates still take any chunk. Default false.
    */
   readonly spareTrusted?: boolean;
 }
@@ -236,26 +239,29 @@ export interface MutationCounts {
 }
 
 /**
- * Where each byte of one direction falls in its frame: the first frame (the answer to the
- * handshake) and a reply header's zxid (bytes 8-15 of a frame, its length prefix counted) are
- * the bytes `spareTrusted` spares. It follows the server's own frames, so what a mutation does
- * to the client's view does not move it.
+ * Where each byte of one direction falls in its frame, to tell the bytes `spareTrusted` spares:
+ * the first frame (the answer to the handshake), and in every later frame all but its length
+ * prefix (bytes 0-3), its xid (4-7) and error code (16-19), and for a notification (xid -1) its
+ * event type and state (20-27). It follows the server's own frames, so what a mutation does to
+ * the client's view does not move it.
  */
 class FrameOffsets {
   private frameNo = 0;
   private at = 0;
   private size = -1;
-  private readonly lengthBytes = Buffer.alloc(4);
+  private readonly head = Buffer.alloc(8);
+  private xid = 0;
 
   /** Whether each byte of `chunk`, which comes next in the stream, is one a client takes on trust. */
   trusted(chunk: Buffer): boolean[] {
     const marks: boolean[] = new Array<boolean>(chunk.length);
     for (let i = 0; i < chunk.length; i++) {
-      if (this.at < 4) {
-        this.lengthBytes[this.at] = chunk[i];
-        if (this.at === 3) this.size = 4 + Math.max(0, this.lengthBytes.readInt32BE(0));
+      if (this.at < 8) {
+        this.head[this.at] = chunk[i];
+        if (this.at === 3) this.size = 4 + Math.max(0, this.head.readInt32BE(0));
+        if (this.at === 7) this.xid = this.head.readInt32BE(4);
       }
-      marks[i] = this.frameNo === 0 || (this.at >= 8 && this.at < 16);
+      marks[i] = this.frameNo === 0 || !(this.at < 8 || (this.at >= 16 && this.at < 20) || (this.xid === -1 && this.at >= 20 && this.at < 28));
       this.at++;
       if (this.at === this.size) {
         this.frameNo++;
