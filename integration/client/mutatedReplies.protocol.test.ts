@@ -7,11 +7,13 @@
  */
 import { FrameScanner } from '../../chaos/frames';
 import type { ZkClient } from '../../src';
+import { InterProcessMutex } from '../../recipes/locks';
 import type { ChunkInterceptor } from '../../src/testing';
 import { StateRecorder, eventually, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
 const GET_DATA = 4;
+const CREATE2 = 15;
 const NOTIFICATION = -1;
 
 /** Byte offsets in a reply frame, its 4-byte length prefix counted. */
@@ -141,6 +143,28 @@ describe('a reply whose structure was broken on the way (protocol transport)', (
 
   it('an error code ZooKeeper does not have: dropped, and the call retried gets the real answer', async () => {
     await readThroughRewrite(await behindProxy(), (frame) => frame.writeInt32BE(-999, ERR_AT));
+  });
+
+  it("a lock node's czxid damaged in the create's answer: dropped, and the fencing token is the node's real czxid", async () => {
+    const client = await behindProxy();
+    const session = client.sessionId;
+    const bad = once(
+      // The answer that created it (a first try may find no parent yet).
+      (frame, asked) => asked?.op === CREATE2 && asked.path.startsWith(`${root}/lock/`) && frame.readInt32BE(ERR_AT) === 0,
+      (frame) => {
+        // After the header, the new node's path (its length, then its bytes), then the stat, czxid first.
+        const czxidAt = BODY_AT + 4 + frame.readInt32BE(BODY_AT);
+        frame[czxidAt + 5] ^= 0x40;
+        return frame;
+      },
+    );
+    zk.proxy.intercept(bad.interceptor);
+    const lease = await new InterProcessMutex(client, `${root}/lock`).acquire({ timeoutMs: timing(30_000) });
+    expect(bad.done()).toBe(true);
+    expect(lease.fencingToken).toBe((await admin.exists(lease.node))?.czxid);
+    expect(await admin.getChildren(`${root}/lock`)).toHaveLength(1);
+    expect(client.sessionId).toBe(session);
+    await lease.release();
   });
 
   it('a length inside a record made shorter, leaving bytes over: dropped, and the call retried gets the real data', async () => {

@@ -257,6 +257,7 @@ export class ProtocolTransport implements Transport {
             : encodeCreate(mode === 'CONTAINER' ? OpCode.createContainer : OpCode.create2, serverPath, data, acl, flags),
         (r) => {
           const reply = readCreate2Response(r);
+          checkNewNode(reply.stat);
           return { path: this.chroot.strip(reply.path), stat: reply.stat };
         },
       ),
@@ -479,4 +480,15 @@ export class ProtocolTransport implements Transport {
 /** Builds a protocol transport: the default `TransportFactory`. */
 export function createProtocolTransport(options: TransportOptions): Transport {
   return new ProtocolTransport(options);
+}
+
+/**
+ * A node just created has one zxid for its creation, its last change and its children's last
+ * change, and every version 0. A stat that says otherwise was damaged on the way: its czxid is
+ * the fencing token of a lock, so it is not handed on (see ProtocolError).
+ */
+function checkNewNode(stat: Stat): void {
+  if (stat.mzxid !== stat.czxid || stat.pzxid !== stat.czxid || stat.version !== 0 || stat.cversion !== 0 || stat.aversion !== 0) {
+    throw new ProtocolError('malformed', `the stat of a node just created has czxid 0x${stat.czxid.toString(16)}, mzxid 0x${stat.mzxid.toString(16)}, pzxid 0x${stat.pzxid.toString(16)}, versions ${stat.version}/${stat.cversion}/${stat.aversion}`);
+  }
 }
