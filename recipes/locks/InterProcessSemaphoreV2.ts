@@ -258,6 +258,7 @@ export class InterProcessSemaphoreV2 {
     // whose create was retried into a later session sends us round again.
     const session: { value?: Session } = { value: holdingOf(lock)?.acquisition.session };
     let leases: Lease[] | undefined;
+    let lockReleased = false;
     try {
       for (let i = 0; i < qty; i++) {
         const slot = await this.takeSlot(nodes, session, wait, scope);
@@ -267,9 +268,14 @@ export class InterProcessSemaphoreV2 {
       const stats = await Promise.all(nodes.map((node) => this.client.exists(node, { session: session.value, signal: scope.signal })));
       if (stats.some((stat) => stat === null || stat.ephemeralOwner !== session.value?.id)) return 'vanished';
       const made = nodes.map((node, i) => this.makeLease(node, stats[i] as Stat, session.value as Session));
+      // The internal mutex goes first, in the background (the leases are ours now, and its release
+      // must not hold them back): sending its delete may find the connection dropped, and a lease
+      // lost so must not be handed out.
+      lockReleased = true;
+      void lock.release();
       // A lease lost from the start (the connection dropped, or the session ended, since the read
       // that proved the slot) is no lease: give them all back and try again.
-      if (made.some((lease) => lease.lost)) {
+      if (made.some(({ monitor }) => monitor.isLost)) {
         log('%s: leases %s could no longer be trusted when won; trying again', this.path, nodes.join(', '));
         await Promise.all(made.map((lease) => lease.lease.release()));
         return 'vanished';
@@ -283,9 +289,7 @@ export class InterProcessSemaphoreV2 {
       throw err;
     } finally {
       if (!leases) await Promise.all(nodes.map((node) => this.deleteNode(node, scope.signal)));
-      // In the background: the leases are ours now, and the release must not hold them back (a
-      // drop while it is under way would hand them out lost).
-      void lock.release();
+      if (!lockReleased) void lock.release();
     }
   }
 
@@ -328,7 +332,7 @@ export class InterProcessSemaphoreV2 {
     }
   }
 
-  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; lost: boolean; monitor: LockMonitor } {
+  private makeLease(node: string, stat: Stat, session: Session): { lease: Lease; monitor: LockMonitor } {
     const monitor = new LockMonitor(this.client, node, session);
     const lease = new SimpleLease(
       node,
@@ -340,7 +344,7 @@ export class InterProcessSemaphoreV2 {
         await deleteOwnNodeWithin(this.client, node, RELEASE_WAIT_MS);
       },
     );
-    return { lease, lost: monitor.isLost, monitor };
+    return { lease, monitor };
   }
 
   /** Deletes one of our nodes, guaranteed (see deleteOwnNode): waiting for the server at most until `within` aborts. */
