@@ -8,6 +8,9 @@ import type { Session } from './Session';
 
 const log = debug('zk-recipes:client:background');
 
+/** The pause after a failed try, before the next. */
+const RETRY_PAUSE_MS = 50;
+
 /**
  * Deletes that must happen even though the call that asked has returned: Curator's guaranteed
  * deletes, and the clean-up of a protected create whose reply was lost. Each is retried on every
@@ -76,6 +79,10 @@ export class BackgroundDeletes {
             log('%s ended: %O', what, err);
             return;
           }
+          // A transport may fail a call at once before the client has heard that its connection
+          // dropped: without a pause this loop would go round in microtasks, and the event loop
+          // that brings the news would never turn.
+          await this.connection.backOff(RETRY_PAUSE_MS, undefined);
         }
       }
     } catch (err) {
