@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { ZkClient, isZkError, type ConnectionState, type ZkClientOptions } from '../src';
 import { RetryNTimes } from '../src/retry';
 import { TRANSPORT_NAMES, type TransportName } from '../src/client/chooseTransport';
@@ -211,6 +212,26 @@ export async function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ b
     return { value: await work(), built };
   } finally {
     globalThis.AbortController = Original;
+  }
+}
+
+/**
+ * Counts the EventEmitters built while `work` runs, Node's own (sockets, streams) included: every
+ * one runs EventEmitter.init (not in Node's typings, there since its first releases), which the
+ * constructor looks up as a property, so a counting replacement there sees it.
+ */
+export async function emittersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
+  const emitter = EventEmitter as unknown as { init: (...args: unknown[]) => unknown };
+  const original = emitter.init;
+  let built = 0;
+  emitter.init = function (this: unknown, ...args: unknown[]) {
+    built++;
+    return original.apply(this, args);
+  };
+  try {
+    return { value: await work(), built };
+  } finally {
+    emitter.init = original;
   }
 }
 

@@ -50,7 +50,6 @@ export class Connection {
   private connected = false;
   private everConnected = false;
   private cancelLost: (() => void) | undefined;
-  private releaseStallDetector: (() => void) | undefined;
   /** When the latest request that the server answered was sent: proof that the session lived then. */
   private answeredSentAt = -Infinity;
   private fatal: ZkError | undefined;
@@ -136,7 +135,8 @@ export class Connection {
   start(): void {
     if (this.lifecycle !== 'LATENT') throw new IllegalStateError(`a client can be started only once (it is ${this.lifecycle})`);
     this.lifecycle = 'STARTED';
-    this.releaseStallDetector = stallDetector.use();
+    // Released by close(), the only way out of STARTED.
+    stallDetector.use();
     this.transport = this.newTransport();
   }
 
@@ -244,8 +244,8 @@ export class Connection {
    * held under it is trusted a moment longer. Never blocks the event loop. Idempotent.
    */
   async close(): Promise<void> {
-    this.releaseStallDetector?.();
     if (this.lifecycle === 'CLOSED') return;
+    if (this.lifecycle === 'STARTED') stallDetector.release();
     this.lifecycle = 'CLOSED';
     this.tracker?.close();
     this.cancelLost?.();

@@ -12,9 +12,8 @@ function block(ms: number): void {
 const afterATick = () => new Promise((resolve) => setTimeout(resolve, 250));
 
 describe('the stall detector', () => {
-  let release: () => void;
-  beforeEach(() => (release = stallDetector.use()));
-  afterEach(() => release());
+  beforeEach(() => stallDetector.use());
+  afterEach(() => stallDetector.release());
 
   it('sees a stall while it lasts, and remembers when it ended once its timer has run', async () => {
     expect(stallDetector.lastStallEndedAt(300)).toBeUndefined();

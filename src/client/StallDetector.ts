@@ -16,8 +16,8 @@ const MAX_STALLS = 32;
  * before it trusts a lock it has just won. A timer that should run every 100 ms and has not
  * for longer is the measure: no clock jumps, no reads.
  *
- * A stall is the whole process's, so one timer serves every client: each started client holds a
- * reference, and the timer runs while any does.
+ * A stall is the whole process's, so one timer serves every client: each started client counts as
+ * a user (`use`, then `release` once), and the timer runs while there is any.
  */
 class StallDetector {
   private lastTick = now();
@@ -29,8 +29,11 @@ class StallDetector {
    */
   private stalls: Array<{ endedAt: number; ms: number }> = [];
 
-  /** Starts the timer for one more user. Returns the function that lets go of it. */
-  use(): () => void {
+  /**
+   * Starts the timer for one more user, who calls `release` once when done. (A count, not a
+   * function to let go with: a closure for each of ten thousand idle clients adds up.)
+   */
+  use(): void {
     if (this.users++ === 0) {
       this.lastTick = now();
       this.stalls = [];
@@ -38,15 +41,15 @@ class StallDetector {
       // It must never keep a process alive.
       this.timer.unref();
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      if (--this.users === 0) {
-        clearInterval(this.timer);
-        this.timer = undefined;
-      }
-    };
+  }
+
+  /** One user of `use` is done; the timer stops with the last. */
+  release(): void {
+    if (this.users === 0) return;
+    if (--this.users === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 
   private tick(): void {

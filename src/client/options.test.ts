@@ -13,6 +13,16 @@ describe('the holder id', () => {
     expect(o.defaultData.toString('utf8')).toBe(o.id);
   });
 
+  it('shares its defaults between clients: one defaultData and one empty authInfo per process', () => {
+    // Each of ten thousand idle clients would otherwise keep a Buffer and an array of its own.
+    const [a, b] = [resolveClientOptions({ connectString }), resolveClientOptions({ connectString })];
+    expect(a.defaultData).toBe(DEFAULT_CLIENT_OPTIONS.defaultData);
+    expect(b.defaultData).toBe(a.defaultData);
+    expect(a.authInfo).toBe(DEFAULT_CLIENT_OPTIONS.authInfo);
+    expect(resolveClientOptions({ connectString, authInfo: [] }).authInfo).toBe(DEFAULT_CLIENT_OPTIONS.authInfo);
+    expect(Object.isFrozen(a.authInfo)).toBe(true);
+  });
+
   it('is the id option when given, and defaultData follows it', () => {
     const o = resolveClientOptions({ connectString, id: 'billing-7' });
     expect(o.id).toBe('billing-7');

@@ -68,7 +68,8 @@ export interface ZkClientOptions {
   id?: string;
   /**
    * Data written by `create` when none is given; default `id` as UTF-8. Curator writes the local IP
-   * address, which does not tell two processes of one host apart.
+   * address, which does not tell two processes of one host apart. With the default `id`, every
+   * client of the process shares one Buffer, as Curator's clients share theirs: never write into it.
    */
   defaultData?: Buffer;
   /**
@@ -225,11 +226,12 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     retryPolicy,
     namespace: validateNamespace(options.namespace),
     connectionStateErrorPolicy: policy,
-    authInfo: Object.freeze(authInfo.map(secretAuth)),
+    // The defaults' own frozen values where nothing was given: one each per process, not per client.
+    authInfo: authInfo.length === 0 ? DEFAULT_CLIENT_OPTIONS.authInfo : Object.freeze(authInfo.map(secretAuth)),
     aclProvider: options.aclProvider,
     canBeReadOnly,
     id,
-    defaultData: options.defaultData ?? Buffer.from(id, 'utf8'),
+    defaultData: options.defaultData ?? (id === DEFAULT_CLIENT_OPTIONS.id ? DEFAULT_CLIENT_OPTIONS.defaultData : Buffer.from(id, 'utf8')),
     maxRequestBytes,
     transport,
     tls: options.tls === undefined ? undefined : secretTls(options.tls),

@@ -7,12 +7,12 @@
  * Where the contract of `Transport` is silent, this does what the Java client does (ClientCnxn,
  * ClientCnxnSocketNIO, ZKWatchManager, StaticHostProvider); each such place says so.
  */
-import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptions, types } from 'node:util';
 import debug from 'debug';
 import { InvalidArgumentError } from '../errors';
 import { SERVER_ERROR_CODES } from '../errors/codes';
 import { validatePath } from '../paths';
+import { addListener, listenersOf, removeListener, type ListenerSlots } from '../util/listenerSlots';
 import { showAs } from '../util/redact';
 import { CONFIG_NODE, type CloseReason, type TransportEvents, type TransportOptions, type WatchEvent, type WatchEventType, type Watcher } from '../transport/Transport';
 import { readReplyHeader, readWatcherEvent } from './codec';
@@ -66,11 +66,15 @@ interface Auth {
   waiters: Array<{ resolve: () => void; reject: (failure: Failure) => void }>;
 }
 
-function validatePassword(password: unknown): Buffer {
+/** A new session's password: 16 zero bytes, as the Java client's. */
+const NO_PASSWORD = '0'.repeat(32);
+
+/** The password as kept: 32 lower-case hex digits, which cost a session less than a Buffer and pin no pool. */
+function validatePassword(password: unknown): string {
   if (typeof password !== 'string' || !/^[0-9a-fA-F]{32}$/.test(password)) {
     throw new InvalidArgumentError('a session password is 16 bytes as 32 hex digits');
   }
-  return Buffer.from(password, 'hex');
+  return password.toLowerCase();
 }
 
 /**
@@ -78,7 +82,8 @@ function validatePassword(password: unknown): Buffer {
  * Failure, which the transport turns into a ZkError in the caller's own async frame.
  */
 export class ProtocolConnection implements SocketHandler {
-  private readonly events = new EventEmitter();
+  /** The transport's listeners ('connected', 'connecting', 'closed'): one client's, most of the time. */
+  private readonly listeners: ListenerSlots<TransportEvents> = {};
   private readonly hosts: HostList;
   /** The connect string's chroot, which the server's paths carry and the caller's do not. */
   readonly chroot: Chroot;
@@ -95,7 +100,8 @@ export class ProtocolConnection implements SocketHandler {
   /** Whether a connection has been made yet: the Java client waits a random moment before every later attempt. */
   private everConnected = false;
 
-  private session: { id: bigint; password: Buffer; timeoutMs: number };
+  /** The session's id, password (hex) and granted timeout (0 until a server grants one). */
+  private session: { id: bigint; password: string; timeoutMs: number };
   private lastZxid = 0n;
   private xid = 0;
   private connectTimeoutMs: number;
@@ -104,10 +110,13 @@ export class ProtocolConnection implements SocketHandler {
   private lastSendAt = 0;
   private lastRecvAt = 0;
 
-  /** Requests waiting for a connection. */
-  private outbox: Request[] = [];
-  /** Requests sent, in order, waiting for their replies. */
-  private pending: Request[] = [];
+  /** Requests waiting for a connection; made with the first, dropped once sent. */
+  private outbox: Request[] | undefined;
+  /**
+   * Requests sent, in order, waiting for their replies; made with the first, dropped once all are
+   * answered, so that an idle session keeps no array grown for a pipeline it no longer has.
+   */
+  private pending: Request[] | undefined;
   /** Credentials, sent again on every connection of the session; made with the first (most sessions have none). */
   private auths: Auth[] | undefined;
   /** Credentials sent on this connection, in order, waiting for their replies (xid -4); made with the first. */
@@ -129,8 +138,7 @@ export class ProtocolConnection implements SocketHandler {
     }
     this.session = {
       id: options.sessionId ?? 0n,
-      // A new session starts with 16 zero bytes, as the Java client's.
-      password: options.sessionId === undefined ? Buffer.alloc(16) : validatePassword(options.sessionPassword),
+      password: options.sessionId === undefined ? NO_PASSWORD : validatePassword(options.sessionPassword),
       timeoutMs: 0,
     };
     // Until the server grants a timeout, the asked one.
@@ -146,7 +154,7 @@ export class ProtocolConnection implements SocketHandler {
   }
 
   get sessionPassword(): string {
-    return this.session.password.toString('hex');
+    return this.session.password;
   }
 
   /** What `util.inspect` shows: where and in which session, not the credentials, the TLS key or the session password. */
@@ -169,16 +177,16 @@ export class ProtocolConnection implements SocketHandler {
   }
 
   on<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void {
-    this.events.on(event, listener);
+    addListener(this.listeners, event, listener);
   }
 
   off<E extends keyof TransportEvents>(event: E, listener: TransportEvents[E]): void {
-    this.events.off(event, listener);
+    removeListener(this.listeners, event, listener);
   }
 
   /** Tells the listeners; one that throws is logged, and neither the others nor the connection suffer. */
   private emit<E extends keyof TransportEvents>(event: E, ...args: Parameters<TransportEvents[E]>): void {
-    for (const listener of this.events.listeners(event) as Array<(...a: Parameters<TransportEvents[E]>) => void>) {
+    for (const listener of listenersOf(this.listeners, event) as ReadonlyArray<(...a: Parameters<TransportEvents[E]>) => void>) {
       try {
         listener(...args);
       } catch (err) {
@@ -279,7 +287,7 @@ export class ProtocolConnection implements SocketHandler {
       lastZxidSeen: this.lastZxid,
       timeOut: this.options.sessionTimeoutMs,
       sessionId: this.session.id,
-      passwd: this.session.password,
+      passwd: Buffer.from(this.session.password, 'hex'),
       readOnly: false,
     });
     const bytes = request.bytes();
@@ -326,8 +334,9 @@ export class ProtocolConnection implements SocketHandler {
         this.onAuthReply(header.err);
         return true;
     }
-    const request = this.pending.shift();
+    const request = this.pending?.shift();
     if (request === undefined) throw new ProtocolError('unexpectedReply', `a reply with xid ${header.xid} came while no request waited`);
+    if (this.pending?.length === 0) this.pending = undefined;
     if (request.xid !== header.xid) {
       const err = new ProtocolError('unexpectedReply', `a reply with xid ${header.xid} came where xid ${request.xid} was next`);
       request.fail(new Failure(ErrorCode.connectionLoss, err));
@@ -355,11 +364,12 @@ export class ProtocolConnection implements SocketHandler {
       return;
     }
     // A session carried on is answered with its own id and password, or not at all.
-    if (this.session.timeoutMs > 0 && (response.sessionId !== this.session.id || !response.passwd.equals(this.session.password))) {
+    const password = response.passwd.toString('hex');
+    if (this.session.timeoutMs > 0 && (response.sessionId !== this.session.id || password !== this.session.password)) {
       throw new ProtocolError('malformed', `the answer to the handshake names session 0x${response.sessionId.toString(16)}, not this session ${this.idHex}, or another password`);
     }
     const host = this.host as HostAddress;
-    this.session = { id: response.sessionId, password: response.passwd, timeoutMs: response.timeOut };
+    this.session = { id: response.sessionId, password, timeoutMs: response.timeOut };
     this.readTimeoutMs = (response.timeOut * 2) / 3;
     this.connectTimeoutMs = this.attemptTimeout(response.timeOut);
     this.hosts.onConnected();
@@ -370,8 +380,8 @@ export class ProtocolConnection implements SocketHandler {
     for (const auth of this.auths ?? []) this.sendAuth(auth);
     this.sendSetWatches();
     const waiting = this.outbox;
-    this.outbox = [];
-    for (const request of waiting) this.send(request);
+    this.outbox = undefined;
+    if (waiting !== undefined) for (const request of waiting) this.send(request);
     this.arm(0);
     this.emit('connected');
   }
@@ -440,9 +450,9 @@ export class ProtocolConnection implements SocketHandler {
   }
 
   private failAll(failure: Failure): void {
-    const requests = [...this.pending, ...this.outbox];
-    this.pending = [];
-    this.outbox = [];
+    const requests = [...(this.pending ?? []), ...(this.outbox ?? [])];
+    this.pending = undefined;
+    this.outbox = undefined;
     this.authReplies = undefined;
     for (const request of requests) request.fail(failure);
   }
@@ -464,7 +474,8 @@ export class ProtocolConnection implements SocketHandler {
   /** Arms the one timer after `ms` (0: work out when from the state). */
   private arm(ms: number): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.onTimer(), Math.max(1, Math.ceil(ms || this.nextDeadline())));
+    // One function for every connection, given the connection: no closure per arming.
+    this.timer = setTimeout(ProtocolConnection.fireTimer, Math.max(1, Math.ceil(ms || this.nextDeadline())), this);
     this.timer.unref();
   }
 
@@ -483,6 +494,10 @@ export class ProtocolConnection implements SocketHandler {
   private timeToPing(idleSendMs: number): number {
     if (idleSendMs > MAX_PING_INTERVAL_MS) return 0;
     return this.readTimeoutMs / 2 - idleSendMs;
+  }
+
+  private static fireTimer(connection: ProtocolConnection): void {
+    connection.onTimer();
   }
 
   private onTimer(): void {
@@ -523,13 +538,13 @@ export class ProtocolConnection implements SocketHandler {
    */
   send(request: Request): void {
     if (this.phase !== 'connected') {
-      this.outbox.push(request);
+      (this.outbox ??= []).push(request);
       return;
     }
     this.xid = this.xid >= MAX_XID ? 1 : this.xid + 1;
     request.xid = this.xid;
     request.frame.writeInt32BE(this.xid, LENGTH_BYTES);
-    this.pending.push(request);
+    (this.pending ??= []).push(request);
     this.write(request.frame);
   }
 

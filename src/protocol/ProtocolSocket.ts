@@ -40,8 +40,8 @@ const MAX_HANDSHAKE_REPLY_BYTES = 1024;
 export class ProtocolSocket {
   private readonly socket: net.Socket;
   private readonly decoder: FrameDecoder;
-  /** Frames received and not yet handled (see `drain`). */
-  private backlog: Buffer[] = [];
+  /** Frames received and not yet handled (see `drain`); made with the first, dropped once handled. */
+  private backlog: Buffer[] | undefined;
   /** A drain of the backlog waits for the next turn of the event loop. */
   private draining = false;
   private corked = false;
@@ -111,7 +111,7 @@ export class ProtocolSocket {
       }
     }
     try {
-      this.decoder.push(chunk, (body) => this.backlog.push(body));
+      this.decoder.push(chunk, (body) => (this.backlog ??= []).push(body));
     } catch (err) {
       this.handler.failed(this.firstReplyFailure(err));
       return;
@@ -134,8 +134,9 @@ export class ProtocolSocket {
     this.draining = false;
     let replied = false;
     try {
-      while (this.backlog.length > 0 && !this.destroyed) {
-        const body = this.backlog[0];
+      let backlog: Buffer[] | undefined;
+      while ((backlog = this.backlog) !== undefined && !this.destroyed) {
+        const body = backlog[0];
         if (replied && this.handler.established() && body.length >= 4 && body.readInt32BE(0) === Xid.notification) {
           this.draining = true;
           setImmediate(() => {
@@ -143,7 +144,8 @@ export class ProtocolSocket {
           });
           return;
         }
-        this.backlog.shift();
+        backlog.shift();
+        if (backlog.length === 0) this.backlog = undefined;
         // A frame's handler may end the connection (an expired session, a close): the rest is dropped.
         replied = this.handler.frame(body) || replied;
         this.opening = undefined;
@@ -175,7 +177,7 @@ export class ProtocolSocket {
   destroy(): void {
     this.destroyed = true;
     this.corked = false;
-    this.backlog = [];
+    this.backlog = undefined;
     this.draining = false;
     this.socket.destroy();
   }

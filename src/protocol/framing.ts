@@ -18,7 +18,8 @@ export const LENGTH_BYTES = 4;
  * limit or below zero throws a ProtocolError before anything is buffered for it.
  */
 export class FrameDecoder {
-  private chunks: Buffer[] = [];
+  /** The bytes of a frame not yet complete; none (most of the time) when undefined. */
+  private chunks: Buffer[] | undefined;
   private buffered = 0;
 
   constructor(readonly maxFrameBytes = DEFAULT_MAX_FRAME_BYTES) {}
@@ -42,16 +43,17 @@ export class FrameDecoder {
   push(chunk: Buffer, onFrame: (body: Buffer) => void): void {
     let bytes = chunk;
     if (this.buffered > 0) {
-      this.chunks.push(chunk);
+      const chunks = this.chunks as Buffer[];
+      chunks.push(chunk);
       this.buffered += chunk.length;
       if (this.buffered < LENGTH_BYTES) return;
-      const head = this.chunks[0].length >= LENGTH_BYTES ? this.chunks[0] : Buffer.concat(this.chunks, LENGTH_BYTES);
+      const head = chunks[0].length >= LENGTH_BYTES ? chunks[0] : Buffer.concat(chunks, LENGTH_BYTES);
       const length = head.readInt32BE(0);
       this.checkLength(length);
       // Join the chunks only once the whole frame is there, so a large frame is copied once.
       if (this.buffered < LENGTH_BYTES + length) return;
-      bytes = Buffer.concat(this.chunks, this.buffered);
-      this.chunks = [];
+      bytes = Buffer.concat(chunks, this.buffered);
+      this.chunks = undefined;
       this.buffered = 0;
     }
     let at = 0;
@@ -71,7 +73,7 @@ export class FrameDecoder {
   /** The stream ended. Throws a ProtocolError ('truncated') when it ended inside a frame. */
   end(): void {
     const held = this.buffered;
-    this.chunks = [];
+    this.chunks = undefined;
     this.buffered = 0;
     if (held > 0) throw new ProtocolError('truncated', `the connection ended inside a frame (${held} bytes of it received)`);
   }

@@ -80,7 +80,8 @@ export function formatHost({ host, port }: HostAddress): string {
  * most of the time left between a read timeout and that moment.
  */
 export class HostList {
-  private readonly hosts: HostAddress[];
+  /** Replaced, not refilled: an array sized for its servers (one, most often), with no room to grow. */
+  private hosts: readonly HostAddress[];
   private current = -1;
   /** Where the current round of attempts started; -1 before the first attempt and after a connection. */
   private roundStart = -1;
@@ -89,21 +90,24 @@ export class HostList {
     hosts: readonly HostAddress[],
     private readonly random: () => number = Math.random,
   ) {
-    this.hosts = [];
-    this.replace(hosts);
+    this.hosts = this.shuffled(hosts);
   }
 
   /** A new list (an ensemble that was reconfigured): shuffled, and tried from its start. */
   replace(hosts: readonly HostAddress[]): void {
+    this.hosts = this.shuffled(hosts);
+    this.current = -1;
+    this.roundStart = -1;
+  }
+
+  private shuffled(hosts: readonly HostAddress[]): HostAddress[] {
     if (hosts.length === 0) throw new InvalidArgumentError('a host list needs at least one server');
     const shuffled = [...hosts];
     for (let i = shuffled.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
       [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
     }
-    this.hosts.splice(0, this.hosts.length, ...shuffled);
-    this.current = -1;
-    this.roundStart = -1;
+    return shuffled;
   }
 
   /** Whether a server of the list has this port and one of these names or addresses. */

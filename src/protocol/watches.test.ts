@@ -5,6 +5,48 @@ import { WatcherTables, watchBatches } from './watches';
 const watcher = (): Watcher => () => undefined;
 
 describe('WatcherTables', () => {
+  it('keeps a lone path without a Map, and all its paths from the second on', () => {
+    // An idle session watches one path (the ensemble's configuration): a Map for it costs each session.
+    const Original = globalThis.Map;
+    let built = 0;
+    globalThis.Map = class<K, V> extends Original<K, V> {
+      constructor(entries?: Iterable<readonly [K, V]> | null) {
+        super(entries);
+        built++;
+      }
+    } as MapConstructor;
+    const reg = new WatcherTables();
+    const [a, b] = [watcher(), watcher()];
+    try {
+      reg.add('data', '/zookeeper/config', a);
+      expect(built).toBe(0);
+      expect(reg.paths('data')).toEqual(['/zookeeper/config']);
+      expect(reg.contains('/zookeeper/config', 'data', a)).toBe(true);
+      reg.add('data', '/b', b);
+    } finally {
+      globalThis.Map = Original;
+    }
+    expect(reg.paths('data').sort()).toEqual(['/b', '/zookeeper/config']);
+    expect(reg.materialize(EventType.nodeDataChanged, '/zookeeper/config')).toEqual(new Set([a]));
+    expect(reg.materialize(EventType.nodeDataChanged, '/b')).toEqual(new Set([b]));
+    expect(reg.isEmpty).toBe(true);
+  });
+
+  it('forgets a lone path once its watcher is removed or fired', () => {
+    const reg = new WatcherTables();
+    const [a, b] = [watcher(), watcher()];
+    reg.add('data', '/a', a);
+    expect(reg.remove('/a', 'data', b)).toEqual([]);
+    expect(reg.remove('/a', 'data', a)).toEqual([a]);
+    expect(reg.isEmpty).toBe(true);
+    reg.add('child', '/a', a);
+    expect(reg.materialize(EventType.nodeDataChanged, '/a').size).toBe(0);
+    expect(reg.materialize(EventType.nodeChildrenChanged, '/a')).toEqual(new Set([a]));
+    expect(reg.paths('child')).toEqual([]);
+    reg.add('child', '/b', b);
+    expect(reg.paths('child')).toEqual(['/b']);
+  });
+
   it('fires data and exist watchers on created and changed, once', () => {
     const reg = new WatcherTables();
     const [d, e, c] = [watcher(), watcher(), watcher()];

@@ -64,7 +64,59 @@ function addAll(to: Set<Watcher>, kept: Watchers): void {
   else for (const w of kept) to.add(w);
 }
 
-const NONE: ReadonlyMap<string, Watchers> = new Map();
+/** What a table offers: a Map's reads. */
+interface ReadonlyPathWatchers {
+  readonly size: number;
+  get(path: string): Watchers | undefined;
+  keys(): Iterable<string>;
+}
+
+/**
+ * One table's watchers by path. Its only path is kept inline, a Map made from the second path on:
+ * most sessions watch one path (the ensemble's configuration, which the client follows), and an
+ * empty Map with its hash table costs about 180 bytes, each of a thousand sessions.
+ */
+class PathWatchers implements ReadonlyPathWatchers {
+  private lonePath: string | undefined;
+  private loneWatchers: Watchers | undefined;
+  private map: Map<string, Watchers> | undefined;
+
+  get size(): number {
+    return this.map !== undefined ? this.map.size : this.lonePath === undefined ? 0 : 1;
+  }
+
+  get(path: string): Watchers | undefined {
+    if (this.map !== undefined) return this.map.get(path);
+    return path === this.lonePath ? this.loneWatchers : undefined;
+  }
+
+  set(path: string, watchers: Watchers): void {
+    if (this.map !== undefined) this.map.set(path, watchers);
+    else if (this.lonePath === undefined || this.lonePath === path) {
+      this.lonePath = path;
+      this.loneWatchers = watchers;
+    } else {
+      this.map = new Map([[this.lonePath, this.loneWatchers as Watchers]]).set(path, watchers);
+      this.lonePath = undefined;
+      this.loneWatchers = undefined;
+    }
+  }
+
+  delete(path: string): boolean {
+    if (this.map !== undefined) return this.map.delete(path);
+    if (path !== this.lonePath) return false;
+    this.lonePath = undefined;
+    this.loneWatchers = undefined;
+    return true;
+  }
+
+  keys(): Iterable<string> {
+    if (this.map !== undefined) return this.map.keys();
+    return this.lonePath === undefined ? [] : [this.lonePath];
+  }
+}
+
+const NONE: ReadonlyPathWatchers = new PathWatchers();
 
 /**
  * The protocol connection's local watchers: one table per WatchTable, each mapping a server path
@@ -74,16 +126,16 @@ const NONE: ReadonlyMap<string, Watchers> = new Map();
  */
 export class WatcherTables {
   /** Made on first use: most sessions keep few kinds of watch, and a thousand sessions add up. */
-  private readonly maps: Partial<Record<WatchTable, Map<string, Watchers>>> = {};
+  private readonly maps: Partial<Record<WatchTable, PathWatchers>> = {};
 
   /** A table, read-only when it has never been used. */
-  private table(table: WatchTable): ReadonlyMap<string, Watchers> {
+  private table(table: WatchTable): ReadonlyPathWatchers {
     return this.maps[table] ?? NONE;
   }
 
   /** Keeps `watcher` for `path` in `table`. The same watcher twice on one path and table is kept once. */
   add(table: WatchTable, path: string, watcher: Watcher): void {
-    const map = (this.maps[table] ??= new Map());
+    const map = (this.maps[table] ??= new PathWatchers());
     const kept = map.get(path);
     // A lone watcher needs no Set: a thousand sessions each watching a path add up.
     if (kept === undefined) map.set(path, watcher);
