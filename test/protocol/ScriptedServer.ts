@@ -43,6 +43,9 @@ export const SAMPLE_STAT: Stat = Object.freeze({
   pzxid: 8n,
 });
 
+/** The stat of a node just created: one zxid for its creation, last change and children, versions 0. */
+export const NEW_NODE_STAT: Stat = Object.freeze({ ...SAMPLE_STAT, mzxid: SAMPLE_STAT.czxid, pzxid: SAMPLE_STAT.czxid, version: 0, cversion: 0, aversion: 0 });
+
 /** A frame the client sent: its bytes after the length, and its header when it is a request. */
 export interface ClientFrame {
   readonly body: Buffer;
@@ -167,7 +170,7 @@ export class ScriptedConnection {
       case OpCode.create2:
       case OpCode.createTTL:
       case OpCode.createContainer:
-        body = encodeRecord(Create2ResponseRecord, { path: path(), stat: SAMPLE_STAT });
+        body = encodeRecord(Create2ResponseRecord, { path: path(), stat: NEW_NODE_STAT });
         break;
       case OpCode.exists:
       case OpCode.setData:
