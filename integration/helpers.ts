@@ -196,23 +196,36 @@ export async function isWatching(server: { fourLetterWord(word: string): Promise
 }
 
 /**
- * Counts the AbortControllers built while `work` runs. Our code builds them with the global
- * constructor, so a counting subclass in its place sees every one.
+ * Runs `work` with a counter in place: `install` puts it where what is counted gets built, and
+ * returns what takes it away again. Resolves with how many were built, and what `work` gave.
  */
-export async function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
-  const Original = globalThis.AbortController;
+async function countedDuring<T>(install: (count: () => void) => () => void, work: () => Promise<T>): Promise<{ built: number; value: T }> {
   let built = 0;
-  globalThis.AbortController = class extends Original {
-    constructor() {
-      super();
-      built++;
-    }
-  };
+  const uninstall = install(() => built++);
   try {
     return { value: await work(), built };
   } finally {
-    globalThis.AbortController = Original;
+    uninstall();
   }
+}
+
+/**
+ * Counts the AbortControllers built while `work` runs. Our code builds them with the global
+ * constructor, so a counting subclass in its place sees every one.
+ */
+export function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
+  return countedDuring((count) => {
+    const Original = globalThis.AbortController;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        count();
+      }
+    };
+    return () => {
+      globalThis.AbortController = Original;
+    };
+  }, work);
 }
 
 /**
@@ -220,19 +233,18 @@ export async function controllersBuiltBy<T>(work: () => Promise<T>): Promise<{ b
  * one runs EventEmitter.init (not in Node's typings, there since its first releases), which the
  * constructor looks up as a property, so a counting replacement there sees it.
  */
-export async function emittersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
-  const emitter = EventEmitter as unknown as { init: (...args: unknown[]) => unknown };
-  const original = emitter.init;
-  let built = 0;
-  emitter.init = function (this: unknown, ...args: unknown[]) {
-    built++;
-    return original.apply(this, args);
-  };
-  try {
-    return { value: await work(), built };
-  } finally {
-    emitter.init = original;
-  }
+export function emittersBuiltBy<T>(work: () => Promise<T>): Promise<{ built: number; value: T }> {
+  return countedDuring((count) => {
+    const emitter = EventEmitter as unknown as { init: (...args: unknown[]) => unknown };
+    const original = emitter.init;
+    emitter.init = function (this: unknown, ...args: unknown[]) {
+      count();
+      return original.apply(this, args);
+    };
+    return () => {
+      emitter.init = original;
+    };
+  }, work);
 }
 
 /** The member of an ensemble whose connections list this client's session, by `cons`; paused members are not asked. */
