@@ -47,6 +47,34 @@ describe('native handles and their sockets', () => {
     expect((await admin.exists(ours))?.ephemeralOwner).toBe(session);
   });
 
+  it('a reset found while sending is reported on a later turn, not inside the call that found it', async () => {
+    // A recipe's synchronous work (a lease proved, then a release sent) must not see the state
+    // change under it: the lease would reach its caller already lost.
+    const root = randomRoot('handles');
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
+    await admin.create(root, { data: 'x' });
+    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
+    const states = new StateRecorder(client);
+    const mark = states.mark();
+    const heardInside: string[] = [];
+    let inside = false;
+    client.on('stateChanged', (state) => {
+      if (inside) heardInside.push(state);
+    });
+
+    proxy.cut();
+    inside = true;
+    const read = client.getData(root);
+    inside = false;
+
+    expect(heardInside).toEqual([]);
+    await states.waitFor('SUSPENDED', mark);
+    proxy.heal();
+    await states.waitFor('RECONNECTED', mark);
+    expect((await read).data.toString()).toBe('x');
+  });
+
   it('a replacement handle carries the credentials, and tells only watches that were set', async () => {
     const root = randomRoot('handles');
     const digest = createHash('sha1').update('alice:secret').digest('base64');

@@ -438,6 +438,10 @@ export class NativeTransport implements Transport {
    * would be reported and every call would hang. So the drop is reported now, and the calls that
    * wait for replies fail with CONNECTIONLOSS, which the retry loop handles. The C client itself
    * reconnects when the binding next looks at it.
+   *
+   * Listeners hear of it on a fresh turn of the event loop, as of every other change: the call may
+   * come from the middle of a recipe's synchronous work (a release made just after a lease was
+   * proved), and a state that changed there would abort that lease before its caller got it.
    */
   private onDroppedDuringCall(path: string): void {
     log('connection %s dropped while sending to %s; replacing the handle', this.who, path);
@@ -447,7 +451,7 @@ export class NativeTransport implements Transport {
       this.nudge();
     }
     this.failPending(C.ZCONNECTIONLOSS, path);
-    this.events.emit('connecting');
+    setImmediate(() => this.events.emit('connecting'));
   }
 
   /** Closes the current native handle and opens one that attaches to the same session (see the class comment). */
