@@ -7,7 +7,10 @@ describe('TestingCluster with proxied links: partitions inside the ensemble', ()
   const clients = new Clients();
 
   beforeAll(async () => {
-    cluster = await TestingCluster.start(3, { forceSync: false, proxiedLinks: true });
+    // A leader keeps serving only while a quorum acks it within syncLimit ticks. These tests are
+    // about partitions: 30 ticks (6 s) keeps a member starved of CPU on a busy machine (a JVM
+    // starting beside it, the proxies' event loop held up) from passing for one cut off.
+    cluster = await TestingCluster.start(3, { forceSync: false, proxiedLinks: true, config: { syncLimit: 30 } });
   });
   afterEach(async () => {
     cluster.healLinks();
