@@ -183,9 +183,10 @@ describe('DistributedQueue under load and faults', () => {
     proxy.blackhole();
     await states.waitFor('LOST', mark);
     await producer.put('during');
-    // The partition itself: held until it has lasted twice the session timeout.
+    // The fault's length, not a wait for an outcome: the partition is held until it has lasted
+    // twice the session timeout (what CURATOR-623 needs). Nothing is checked after it but what
+    // the heal brings, each waited for.
     await sleep(Math.max(0, cutAt + 2 * sessionTimeoutMs + 500 - Date.now()));
-    expect(got.items).toEqual(['before']);
     proxy.heal();
     await states.waitFor('RECONNECTED', mark);
     expect(await got.waitForCount(2)).toEqual(['before', 'during']);
