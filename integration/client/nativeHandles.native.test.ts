@@ -14,13 +14,18 @@ describe('native handles and their sockets', () => {
 
   const zk = useZooKeeper();
 
-  it('a reset found while sending: the handle is replaced, sockets opened at once work, and the session and its node survive', async () => {
+  /** A node with data 'x', made by a direct client (`admin`), and a client that reaches the server through `proxy`. */
+  async function behindProxy(proxy: FaultProxy) {
     const root = randomRoot('handles');
-    await using proxy = await FaultProxy.start(zk.server.connectString);
     const admin = await zk.clients.connect({ connectString: zk.server.connectString });
     await admin.create(root, { data: 'x' });
     const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
-    const states = new StateRecorder(client);
+    return { root, admin, client, states: new StateRecorder(client) };
+  }
+
+  it('a reset found while sending: the handle is replaced, sockets opened at once work, and the session and its node survive', async () => {
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const { root, admin, client, states } = await behindProxy(proxy);
     const session = client.sessionId;
     const ours = await client.create(`${root}/ours`, { mode: 'EPHEMERAL' });
     const watch = await watchNode(client, root);
@@ -50,12 +55,8 @@ describe('native handles and their sockets', () => {
   it('a reset found while sending is reported on a later turn, not inside the call that found it', async () => {
     // A recipe's synchronous work (a lease proved, then a release sent) must not see the state
     // change under it: the lease would reach its caller already lost.
-    const root = randomRoot('handles');
     await using proxy = await FaultProxy.start(zk.server.connectString);
-    const admin = await zk.clients.connect({ connectString: zk.server.connectString });
-    await admin.create(root, { data: 'x' });
-    const client = await zk.clients.connect({ connectString: proxy.connectString, sessionTimeoutMs: 9_000 });
-    const states = new StateRecorder(client);
+    const { root, client, states } = await behindProxy(proxy);
     const mark = states.mark();
     const heardInside: string[] = [];
     let inside = false;
