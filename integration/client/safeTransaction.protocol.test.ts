@@ -12,6 +12,7 @@ import { expireSession } from '../../src/testing';
 import { childrenOf, eventually, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
+const DELETE = 2;
 const MULTI = 14;
 const EXISTS = 3;
 const SYNC = 9;
@@ -111,6 +112,22 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await eventually('the marker to be deleted', async () => (await childrenOf(admin, `${root}/markers/deeper`).catch(() => [])).length === 0);
   });
 
+  it("the marker's delete loses its connection: the marker is deleted once reconnected, in the same session", async () => {
+    // Found by the chaos suite (seed 5009): a server paused while the delete was on its way left
+    // the marker standing for as long as its session lived.
+    const root = randomRoot('txn');
+    await admin.create(`${root}/markers`, { createParents: 'persistent' });
+    const { client } = await behindProxy();
+    const session = client.sessionId;
+    const lost: number[] = [];
+    zk.proxy.intercept(loseNext(new Set([DELETE]), 'request', (l) => lost.push(l.xid)));
+    const [created] = await client.transaction().create(`${root}/a`).commit({ markerParent: `${root}/markers` });
+    expect(created).toEqual({ type: 'create', path: `${root}/a` });
+    await eventually('the marker to be deleted', async () => (await childrenOf(admin, `${root}/markers`)).length === 0);
+    expect(lost).toHaveLength(1);
+    expect(client.sessionId).toBe(session);
+  });
+
   it('the marker check loses its connection every time: OUTCOME_UNKNOWN, and the multi is never sent again', async () => {
     const root = randomRoot('txn');
     await admin.create(`${root}/markers`, { createParents: 'persistent' });
@@ -127,6 +144,8 @@ describe('a transaction committed with a marker, across lost replies', () => {
     expect(count(SYNC)).toBeGreaterThanOrEqual(2);
     // It did go in, once.
     expect(await admin.exists(`${root}/a`)).not.toBeNull();
+    // Nobody will look for the marker again, and the session lives on: it is deleted, not left for the session's end.
+    await eventually('the marker to be deleted', async () => (await childrenOf(admin, `${root}/markers`)).length === 0);
   });
 
   it('reply lost, then no server to be reached: rejects with OUTCOME_UNKNOWN within timeoutMs', async () => {
@@ -148,6 +167,7 @@ describe('a transaction committed with a marker, across lost replies', () => {
     await client.blockUntilConnected({ timeoutMs: timing(20_000) });
     expect(count(MULTI)).toBe(1);
     expect(await admin.exists(`${root}/a`)).not.toBeNull();
+    await eventually('the marker to be deleted', async () => (await childrenOf(admin, `${root}/markers`)).length === 0);
   });
 
   it('a signal that aborts while the outcome is in doubt: OUTCOME_UNKNOWN with the reason, at once', async () => {

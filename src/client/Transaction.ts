@@ -116,7 +116,9 @@ export interface CommitOptions {
    * `applied: true` when it cannot read them all); absent, the multi never went in and is sent again,
    * with the same marker, so that at most one of the sends can ever apply. When the session ended
    * first, or the time ran out, it rejects with TransactionOutcomeUnknownError (`applied`
-   * undefined). The marker is deleted once the commit is known to have gone in.
+   * undefined). The marker is deleted once the commit is known to have gone in, or once the
+   * outcome has been reported unknown (in the background, in the marker's session, when a connection
+   * problem gets in the way).
    */
   markerParent?: string;
 }

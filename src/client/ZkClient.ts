@@ -611,7 +611,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   transaction(): Transaction {
     return new Transaction(
       (ops, signal, session, markerParent) => {
-        const ctx = { retry: this.retry, namespace: this.ns, aclFor: this.aclFor };
+        const ctx = { retry: this.retry, namespace: this.ns, aclFor: this.aclFor, background: this.background };
         return markerParent === undefined ? commitTransaction(ctx, ops, signal, session) : commitWithMarker(ctx, ops, markerParent, signal, session);
       },
       (ops) => {

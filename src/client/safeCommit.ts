@@ -5,10 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import debug from 'debug';
 import { UnsupportedError, serverError } from '../errors';
+import { isRetryableError } from '../retry';
 import { joinPath, parentOf } from '../paths';
 import type { Op, OpResult, Stat, Transport } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
 import type { AclForPath } from './acls';
+import type { BackgroundDeletes } from './BackgroundDeletes';
 import type { Namespace } from './Namespace';
 import { mkdirs } from './nodeOps';
 import type { RetryLoop } from './RetryLoop';
@@ -33,6 +35,8 @@ interface State {
   applied: Stat | undefined;
   /** The caller has its answer: an attempt still running sends nothing more. */
   answered: boolean;
+  /** The marker's delete has been sent (or handed to the background deletes). */
+  dropped: boolean;
 }
 
 /**
@@ -42,20 +46,32 @@ interface State {
  * Resolves with the operations' results (the marker's dropped), proven; rejects with
  * TransactionOutcomeUnknownError when it went in but its results cannot all be read back, or when
  * nobody can tell; a refused multi resolves with its error results, as `commitTransaction` does.
+ *
+ * The marker is deleted once it has done its job, or once nobody can use it (the caller told the
+ * outcome is unknown): in the background, in its session, when a connection problem gets in the
+ * way. It never outlives that session, but it must not stand for as long as the session does.
  */
 export async function commitWithMarker(
-  ctx: { retry: RetryLoop; namespace: Namespace; aclFor: AclForPath },
+  ctx: { retry: RetryLoop; namespace: Namespace; aclFor: AclForPath; background: BackgroundDeletes },
   ops: readonly TransactionOp[],
   markerParent: string,
   signal: AbortSignal | undefined,
   session?: Session,
 ): Promise<OpResult[]> {
-  const { retry, namespace, aclFor } = ctx;
+  const { retry, namespace, aclFor, background } = ctx;
   const full = wireOps(ops, namespace, aclFor);
   const parent = namespace.full(markerParent);
   const marker = joinPath(parent, `txn-${randomUUID()}`);
   const markerOp: Op = { type: 'create', path: marker, data: Buffer.alloc(0), mode: 'EPHEMERAL', acl: aclFor(marker) };
-  const state: State = { session: undefined, inDoubt: false, applied: undefined, answered: false };
+  const state: State = { session: undefined, inDoubt: false, applied: undefined, answered: false, dropped: false };
+  /** Deletes the marker now; a connection problem hands it to the background deletes, in the marker's session. */
+  const dropMarker = (t: Transport) => {
+    state.dropped = true;
+    void t.delete(marker, -1).catch((err: unknown) => {
+      if (isRetryableError(err)) background.delete(marker, -1, false, state.session);
+      else log('deleting the marker %s: %s', marker, (err as Error).message);
+    });
+  };
   const relative = (results: readonly OpResult[]) => results.map((r) => (r.type === 'create' ? { ...r, path: namespace.relative(r.path) } : r));
 
   const attempt = async (t: Transport, live: Session): Promise<OpResult[]> => {
@@ -80,7 +96,7 @@ export async function commitWithMarker(
       const own = results.slice(0, full.length);
       const mark = results[full.length];
       if (mark === undefined || mark.type !== 'error') {
-        void t.delete(marker, -1).catch((err: unknown) => log('deleting the marker %s: %s (it goes with the session)', marker, (err as Error).message));
+        dropMarker(t);
         return own;
       }
       // Refused, so nothing of it happened. Before the marker, another operation failed: the caller's error.
@@ -104,7 +120,7 @@ export async function commitWithMarker(
     const zxid = found.czxid;
     const results: (OpResult | undefined)[] = [];
     for (const op of full) results.push(await readBack(t, op, zxid));
-    void t.delete(marker, -1).catch((err: unknown) => log('deleting the marker %s: %s (it goes with the session)', marker, (err as Error).message));
+    dropMarker(t);
     if (results.every((r) => r !== undefined)) {
       log('the transaction at %s went in (marker %s); its reply was lost', ops[0].path, marker);
       return results as OpResult[];
@@ -123,6 +139,9 @@ export async function commitWithMarker(
     return relative(results);
   } catch (err) {
     state.answered = true;
+    // Sent, and the caller is not told it went in and was cleaned up: the marker may stand, and
+    // nobody will look for it again.
+    if (state.session !== undefined && !state.dropped && (state.inDoubt || state.applied !== undefined)) background.delete(marker, -1, false, state.session);
     if (err instanceof TransactionOutcomeUnknownError) throw err;
     if (state.applied !== undefined) {
       throw new TransactionOutcomeUnknownError(true, ops.map(() => undefined), `the transaction at ${ops[0].path} went in, but its results could not be read back: ${(err as Error).message}`, {
