@@ -82,8 +82,10 @@ describe('CuratorPeer: Apache Curator 5.x in a child JVM', () => {
     expect(flags.map((f) => f.leader).filter(Boolean)).toHaveLength(1);
     expect((await leader.request('latch.hasLeadership', { name: 'l1' })).leader).toBe(true);
 
-    const children = await zk.getChildren(path);
-    expect(children).toHaveLength(2);
+    // Curator's start() creates the latch's node in the background: the second may come after
+    // the first has already won.
+    let children: string[] = [];
+    await eventually('both latch nodes', async () => (children = await zk.getChildren(path)).length === 2);
     for (const child of children) expect(child).toMatch(protectedSequential('latch-'));
     const ids = await Promise.all(children.map(async (c) => (await zk.getData(`${path}/${c}`)).data.toString('utf8')));
     expect(ids.sort()).toEqual(['peer-a', 'peer-b']);
