@@ -7,15 +7,13 @@
  */
 import { countRequests, loseNext } from '../../chaos/frames';
 import { TransactionOutcomeUnknownError, type ZkClient } from '../../src';
+import { OpCode } from '../../src/protocol/opcodes';
 import { RetryNTimes } from '../../src/retry';
 import { expireSession } from '../../src/testing';
 import { childrenOf, eventually, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
-const DELETE = 2;
-const MULTI = 14;
-const EXISTS = 3;
-const SYNC = 9;
+const { delete: DELETE, multi: MULTI, exists: EXISTS, sync: SYNC } = OpCode;
 
 describe('a transaction committed with a marker, across lost replies', () => {
   const zk = useZooKeeper({ proxy: 'each' });
