@@ -7,14 +7,14 @@
  */
 import { FrameScanner } from '../../chaos/frames';
 import type { ZkClient } from '../../src';
+import { OpCode, Xid } from '../../src/protocol/opcodes';
 import { InterProcessMutex } from '../../recipes/locks';
 import type { ChunkInterceptor } from '../../src/testing';
 import { StateRecorder, eventually, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
-const GET_DATA = 4;
-const CREATE2 = 15;
-const NOTIFICATION = -1;
+const { getData: GET_DATA, create2: CREATE2 } = OpCode;
+const NOTIFICATION = Xid.notification;
 
 /** Byte offsets in a reply frame, its 4-byte length prefix counted. */
 const XID_AT = 4;

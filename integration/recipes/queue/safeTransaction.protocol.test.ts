@@ -7,11 +7,12 @@
 import { countRequests, loseNext } from '../../../chaos/frames';
 import { DistributedIdQueue, DistributedQueue } from '../../../recipes/queue';
 import type { ZkClient } from '../../../src';
+import { OpCode } from '../../../src/protocol/opcodes';
 import { RetryNTimes } from '../../../src/retry';
 import { childrenOf, eventually, randomRoot } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 
-const MULTI = 14;
+const MULTI = OpCode.multi;
 
 describe('queue transactions across lost replies', () => {
   const zk = useZooKeeper({ proxy: 'each' });
