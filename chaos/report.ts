@@ -4,7 +4,7 @@
  * (before, during and after each fault), as etcd's robustness tests give them.
  */
 import type { CheckResult, Hold, Violation } from './checker';
-import type { HistoryEvent } from './history';
+import type { HistoryEvent, LagEvent } from './history';
 import type { ScheduledFault } from './nemesis';
 
 export interface RunInfo {
@@ -148,13 +148,20 @@ export function buildReport(result: CheckResult, events: readonly HistoryEvent[]
 
   // ---------------------------------------------------------------- client behaviour
   const releases = events.filter((e): e is Extract<HistoryEvent, { type: 'release' }> => e.type === 'release').map((e) => e.releaseMs);
-  const lags = events.filter((e): e is Extract<HistoryEvent, { type: 'lag' }> => e.type === 'lag');
-  const pausedLag = (e: Extract<HistoryEvent, { type: 'lag' }>) =>
+  const lags = events.filter((e): e is LagEvent => e.type === 'lag');
+  const thaws = thawDelays(result.faults, lags);
+  const firstAfterThaw = new Set(thaws.map((t) => t.lag));
+  const pausedLag = (e: LagEvent) =>
+    firstAfterThaw.has(e) ||
     result.faults.some((f) => f.start.kind === 'pause-worker' && f.start.worker === e.worker && f.start.at <= e.at && (f.end?.at ?? Infinity) + 1000 >= e.at);
   const unexplainedLags = lags.filter((e) => !pausedLag(e)).map((e) => e.lagMs);
   push('## Client behaviour', '');
   push(`- release(): p50 ${ms(quantile(releases, 0.5))}, p99 ${ms(quantile(releases, 0.99))}, max ${ms(releases.length ? Math.max(...releases) : undefined)} over ${releases.length} releases.`);
   push(`- Event loop late by more than 250 ms, outside the nemesis's own pauses: ${unexplainedLags.length} times${unexplainedLags.length ? `, worst ${ms(Math.max(...unexplainedLags))}` : ''}.`);
+  if (thaws.length > 0) {
+    const worst = Math.max(...thaws.map((t) => t.afterMs));
+    push(`- A frozen worker's timers first ran ${ms(worst)} after its SIGCONT at worst (${thaws.length} freeze${thaws.length === 1 ? '' : 's'}). The stale-hold bound counts from the SIGCONT; until then no timer of the worker ran, the client's stall detector's included.`);
+  }
   push('');
 
   push('## Schedule', '', '| # | kind | gap | length | worker |', '| --- | --- | --- | --- | --- |');
@@ -167,6 +174,23 @@ export function buildReport(result: CheckResult, events: readonly HistoryEvent[]
 }
 
 /** Which fault phase a moment falls in, in words. */
+/**
+ * For each freeze (pause-worker) that ended: how long after its SIGCONT the worker's timers first
+ * ran. That run is the worker's first `lag` event after the freeze began: the workers report a
+ * tick late by more than 250 ms, and a freeze of a second or more makes the first tick after it
+ * that late.
+ */
+export function thawDelays(faults: CheckResult['faults'], lags: readonly LagEvent[]): Array<{ faultId: number; afterMs: number; lag: LagEvent }> {
+  const delays: Array<{ faultId: number; afterMs: number; lag: LagEvent }> = [];
+  for (const { start, end } of faults) {
+    if (start.kind !== 'pause-worker' || end === undefined) continue;
+    let lag: LagEvent | undefined;
+    for (const l of lags) if (l.worker === start.worker && l.at > start.at && (lag === undefined || l.at < lag.at)) lag = l;
+    if (lag !== undefined && lag.at >= end.at) delays.push({ faultId: start.id, afterMs: lag.at - end.at, lag });
+  }
+  return delays;
+}
+
 function phaseOf(result: CheckResult, at: number): string | undefined {
   for (const { start, end } of result.faults) {
     if (at >= start.at && at <= (end?.at ?? start.at)) return `during fault ${start.id} (${start.kind}, ${start.target})`;
