@@ -134,6 +134,13 @@ describe('checker', () => {
     expect(kinds([...f, ...hold(0, 20_000, 20_010)], { stopAt: 30_000 })).toEqual(['no-progress']);
   });
 
+  it('counts a hold won during a fault and still held as it ends as progress, but not a hold from before the fault', () => {
+    // Native seed 6099: worker 0 was in a 3.7 s hold, won during the fault, when the fault ended.
+    const f = fault(1, 'pause-worker', 2, 1_000, 8_000);
+    expect(kinds([...f, ...hold(0, 6_000, 9_700), ...hold(0, 25_000, 25_010)], { stopAt: 30_000 })).toEqual([]);
+    expect(kinds([...f, ...hold(0, 500, 9_700), ...hold(0, 25_000, 25_010)], { stopAt: 30_000 })).toEqual(['no-progress']);
+  });
+
   it('reports a lease that was lost before its acquire resolved, and does not count it as a holder', () => {
     const begin: HoldBeginEvent = { type: 'hold-begin', at: 50, worker: 1, kind: 'mutex', lock: '/chaos/mutex', hold: 'dead', flow: 'mutex', token: '60', node: '/chaos/mutex/n9', session: '0x9', aborted: true };
     expect(kinds([...hold(0, 0, 100, { token: 40n }), begin, { type: 'hold-end', at: 50, worker: 1, hold: 'dead', how: 'lost', reason: 'LOST' }])).toEqual(['dead-lease']);

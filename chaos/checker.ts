@@ -407,6 +407,9 @@ export function check(events: readonly HistoryEvent[], o: CheckOptions): CheckRe
     if (!end) continue;
     let worst: number | undefined = 0;
     for (const w of workers) {
+      // Holding the mutex as the fault ends, by a hold won while it went on, is progress already
+      // (a worker may be in a long hold then). A hold from before the fault is not: it may be stale.
+      if (holdList.some((h) => h.kind === 'mutex' && h.worker === w && !h.bornLost && h.begin >= start.at && h.begin < end.at && h.end >= end.at)) continue;
       const next = mutexBegins.find((b) => b.worker === w && b.at >= end.at);
       if (next === undefined || next.at > o.stopAt) {
         if (o.stopAt - end.at >= o.progressBoundMs) {
