@@ -173,7 +173,6 @@ export function buildReport(result: CheckResult, events: readonly HistoryEvent[]
   return lines.join('\n');
 }
 
-/** Which fault phase a moment falls in, in words. */
 /**
  * For each freeze (pause-worker) that ended: how long after its SIGCONT the worker's timers first
  * ran. That run is the worker's first `lag` event after the freeze began: the workers report a
@@ -191,6 +190,7 @@ export function thawDelays(faults: CheckResult['faults'], lags: readonly LagEven
   return delays;
 }
 
+/** Which fault phase a moment falls in, in words. */
 function phaseOf(result: CheckResult, at: number): string | undefined {
   for (const { start, end } of result.faults) {
     if (at >= start.at && at <= (end?.at ?? start.at)) return `during fault ${start.id} (${start.kind}, ${start.target})`;
