@@ -19,7 +19,8 @@
  * Run as `node -r ts-node/register/transpile-only chaos/register.ts`; it prints
  * `{"ready":true,"port":N}` first.
  */
-import * as http from 'node:http';
+import * as net from 'node:net';
+import { createInterface } from 'node:readline';
 import { now, type RegisterEvent } from './history';
 
 /** What a worker sends. */
@@ -132,26 +133,28 @@ export class Register {
   }
 }
 
-function main(): void {
-  const register = new Register((event) => process.stdout.write(`${JSON.stringify(event)}\n`));
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
+/** Serves the register on loopback: one JSON line per request (`{id, request}`), one per reply (`{id, reply}` or `{id, error}`). */
+export function serveRegister(register: Register): net.Server {
+  return net.createServer((socket) => {
+    socket.setNoDelay(true);
+    socket.on('error', () => undefined);
+    createInterface({ input: socket }).on('line', (line) => {
+      let id: unknown;
       try {
-        const reply = register.judge(JSON.parse(body) as RegisterRequest);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply));
+        const message = JSON.parse(line) as { id: unknown; request: RegisterRequest };
+        id = message.id;
+        socket.write(`${JSON.stringify({ id, reply: register.judge(message.request) })}\n`);
       } catch (err) {
-        res.writeHead(400, { 'content-type': 'text/plain' });
-        res.end(String(err));
+        socket.write(`${JSON.stringify({ id, error: String(err) })}\n`);
       }
     });
   });
-  server.keepAliveTimeout = 60_000;
+}
+
+function main(): void {
+  const server = serveRegister(new Register((event) => process.stdout.write(`${JSON.stringify(event)}\n`)));
   server.listen({ host: '127.0.0.1', port: 0 }, () => {
-    const { port } = server.address() as { port: number };
+    const { port } = server.address() as net.AddressInfo;
     process.stdout.write(`${JSON.stringify({ ready: true, port })}\n`);
   });
   // The runner holds our stdin: when it goes, so do we.

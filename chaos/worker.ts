@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
+  // Before any ZooKeeper handle: the register's one connection for the whole run (see registerClient.ts).
+  const register = await RegisterClient.connect(config.registerPort);
   const client = new ZkClient(clientOptions(config));
   client.on('stateChanged', (state) => emit({ type: 'state', at: now(), worker, state, session: `0x${client.sessionId.toString(16)}` }));
   client.start();
@@ -95,7 +97,6 @@ async function main(): Promise<void> {
     expected = t + LAG_TICK_MS;
   }, LAG_TICK_MS);
 
-  const register = new RegisterClient(config.registerPort);
   const workload = new Workload({
     client,
     index: worker,

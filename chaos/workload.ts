@@ -150,8 +150,11 @@ export class Workload {
     this.running = false;
     this.producing = false;
     this.stopping.abort(this.stopReason);
+    // The selector first: with autoRequeue it would otherwise go on taking leadership while a
+    // slow loop ends.
+    const selectorClosed = this.selector?.close();
     await Promise.all(this.loops);
-    await Promise.all([this.selector?.close(), this.queue?.close()]);
+    await Promise.all([selectorClosed, this.queue?.close()]);
   }
 
   // ---------------------------------------------------------------- bookkeeping
