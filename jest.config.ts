@@ -21,7 +21,7 @@ const config: Config = {
       displayName: 'unit',
       testEnvironment: '<rootDir>/test/jestEnvironment.ts',
       transform: tsJest,
-      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts'],
+      testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/recipes/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/chaos/**/*.test.ts', '<rootDir>/demo/**/*.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/jestSetup.ts'],
     },
     {

@@ -1,7 +1,8 @@
 /**
  * The demo's proofs, from what the workers reported: holds that overlap, leaderships that
  * overlap. A reported hold lies within the real one (a worker reports "granted" after its acquire
- * returns and "released" before it releases), so an overlap found here is a real one.
+ * returns and "released" before it releases), and every process reads one clock (`now` in
+ * protocol.ts), so an overlap found here is a real one.
  */
 
 /** A span of time during which `who` held something. */
