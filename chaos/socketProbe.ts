@@ -47,28 +47,29 @@ function tcpByInode(): Map<string, TcpSocket> {
   return sockets;
 }
 
-/** The descriptors of this process that are TCP sockets to `port`. */
-function descriptorsTo(port: number): number[] {
-  const tcp = tcpByInode();
-  const found: number[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
-      if (inode !== undefined && tcp.get(inode)?.remotePort === port) found.push(Number(fd));
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return found;
-}
-
-function socketOf(fd: number): TcpSocket | undefined {
+/** The socket inode behind one of this process's descriptors; undefined when it is no socket, or closed meanwhile. */
+function inodeOf(fd: number | string): string | undefined {
   try {
-    const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
-    return inode === undefined ? undefined : tcpByInode().get(inode);
+    return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
   } catch {
     return undefined;
   }
+}
+
+/** The descriptors of this process that are TCP sockets to `port`. */
+function descriptorsTo(port: number): number[] {
+  const tcp = tcpByInode();
+  return readdirSync('/proc/self/fd')
+    .filter((fd) => {
+      const inode = inodeOf(fd);
+      return inode !== undefined && tcp.get(inode)?.remotePort === port;
+    })
+    .map(Number);
+}
+
+function socketOf(fd: number): TcpSocket | undefined {
+  const inode = inodeOf(fd);
+  return inode === undefined ? undefined : tcpByInode().get(inode);
 }
 
 async function main(): Promise<void> {
@@ -95,13 +96,13 @@ async function main(): Promise<void> {
 
   const agent = new http.Agent({ keepAlive: false });
   const deaf: Array<{ fd: number | undefined; wasZooKeepers: boolean; socket: TcpSocket | undefined }> = [];
-  const deafRequests = new WeakSet<http.ClientRequest>();
   let requests = 0;
   let answered = 0;
   let failed = 0;
   const request = () =>
     new Promise<void>((resolve) => {
       requests++;
+      let deafened = false;
       const req = http.request({ host: '127.0.0.1', port: webPort, method: 'POST', path: '/', agent }, (res) => {
         res.resume();
         res.on('end', () => {
@@ -112,14 +113,14 @@ async function main(): Promise<void> {
       });
       const limit = setTimeout(() => {
         const fd = (req.socket as unknown as { _handle?: { fd?: number } } | null)?._handle?.fd;
-        deafRequests.add(req);
+        deafened = true;
         deaf.push({ fd, wasZooKeepers: fd !== undefined && zkDescriptors.has(fd), socket: fd === undefined ? undefined : socketOf(fd) });
         req.destroy();
         resolve();
       }, REQUEST_LIMIT_MS);
       req.on('error', () => {
         // A deaf request's own destroy() lands here too: it is counted once, as deaf.
-        if (!deafRequests.has(req)) failed++;
+        if (!deafened) failed++;
         clearTimeout(limit);
         resolve();
       });
