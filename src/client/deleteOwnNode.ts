@@ -1,5 +1,5 @@
 import debug from 'debug';
-import { startTimer } from '../util/timers';
+import { FixedDelayTimers } from '../util/timers';
 import type { ZkClient } from './ZkClient';
 
 const log = debug('zk-recipes:client:background');
@@ -21,16 +21,23 @@ export async function deleteOwnNode(client: ZkClient, node: string, within?: Abo
   }
 }
 
+/** The release bounds in use, one shared timer per delay. */
+const bounds = new Map<number, FixedDelayTimers>();
+
 /**
  * `deleteOwnNode`, waiting for the server at most `waitMs`: resolves by then whatever the network
  * does, and the delete goes on (under the retry policy, then in the background) if it has not
- * landed. A release runs this on every hold, so the bound is one timer: no signal that every
+ * landed. A release runs this on every hold, so the bound is an entry in a timer shared by every
+ * bound of this length (see FixedDelayTimers): no timer of its own, and no signal that every
  * request would listen to. Never rejects.
  */
 export function deleteOwnNodeWithin(client: ZkClient, node: string, waitMs: number): Promise<void> {
   const deleting = deleteOwnNode(client, node);
+  let timers = bounds.get(waitMs);
+  if (timers === undefined) bounds.set(waitMs, (timers = new FixedDelayTimers(waitMs)));
+  const shared = timers;
   return new Promise<void>((resolve) => {
-    const cancel = startTimer(waitMs, resolve);
+    const cancel = shared.start(resolve);
     void deleting.then(() => {
       cancel();
       resolve();

@@ -25,3 +25,80 @@ export function startTimer(ms: number, fn: () => void, options: { unref?: boolea
   arm();
   return () => clearTimeout(timer);
 }
+
+interface DelayEntry {
+  readonly due: number;
+  fn: (() => void) | undefined;
+}
+
+/**
+ * Timers of one fixed delay that share one `setTimeout`: for a bound set on every call of a hot
+ * path (each release waits for its delete at most 1 s), where a timer per call costs more than
+ * the call's own work. Set with one delay, the entries fall due in the order they were set, so
+ * they wait in a queue; a cancelled entry is dropped once it reaches the head. The one timer is
+ * armed for the head's due time and re-armed when it fires. It is unref'd: what such a bound
+ * waits for (a request) keeps the process alive itself, and a timer left armed after every entry
+ * was cancelled must not.
+ */
+export class FixedDelayTimers {
+  private readonly queue: DelayEntry[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(readonly delayMs: number) {}
+
+  /** Calls `fn` after the delay; returns a function that cancels it. */
+  start(fn: () => void): () => void {
+    const entry: DelayEntry = { due: now() + this.delayMs, fn };
+    this.queue.push(entry);
+    if (this.timer === undefined) this.arm(this.delayMs);
+    return () => {
+      if (entry.fn === undefined) return;
+      entry.fn = undefined;
+      this.dropCancelled();
+    };
+  }
+
+  /** Entries set and not yet fired or cancelled, and cancelled ones not yet dropped. */
+  get size(): number {
+    return this.queue.length - this.head;
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => this.fire(), Math.min(Math.max(1, Math.ceil(ms)), MAX_TIMER_MS));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    // The timer's clock ticks in whole milliseconds: an entry due within the next one is due.
+    const at = now() + 1;
+    for (;;) {
+      const entry = this.queue[this.head] as DelayEntry | undefined;
+      if (entry === undefined) break;
+      if (entry.fn !== undefined && entry.due > at) {
+        this.arm(entry.due - now());
+        break;
+      }
+      const fn = entry.fn;
+      entry.fn = undefined;
+      this.advance();
+      fn?.();
+    }
+  }
+
+  private dropCancelled(): void {
+    while (this.head < this.queue.length && this.queue[this.head].fn === undefined) this.advance();
+  }
+
+  private advance(): void {
+    this.head++;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+}
