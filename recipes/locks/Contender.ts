@@ -4,8 +4,6 @@ import {
   deferred,
   deleteOwnNode,
   isZkError,
-  joinPath,
-  nodeName,
   NodeWatch,
   raceAbort,
   type Session,
@@ -59,6 +57,8 @@ export interface JoinOptions {
 export class Contender {
   /** The watch on our own node, once one is set. */
   private ownNode: OwnNode | undefined;
+  /** Our node's name, without the parent. */
+  readonly name: string;
 
   private constructor(
     private readonly client: ZkClient,
@@ -70,7 +70,10 @@ export class Contender {
     readonly session: Session,
     /** Our node's czxid, when the create returned its stat (create2); else read with our node's watch. */
     private createdCzxid: bigint | undefined,
-  ) {}
+  ) {
+    // A path the server gave our create: valid, so no check again.
+    this.name = path.slice(path.lastIndexOf('/') + 1);
+  }
 
   /**
    * Creates our node at `node` (a protected name; sequential unless `mode` says otherwise) under
@@ -90,11 +93,6 @@ export class Contender {
       contender: new Contender(client, parent, created.path, created.session, created.stat?.czxid),
       listing: { children: created.children, pzxid: created.parentStat.pzxid },
     };
-  }
-
-  /** Our node's name, without the parent. */
-  get name(): string {
-    return nodeName(this.path);
   }
 
   /** Our node's czxid, once known: from the create, or from our node's watch. */
@@ -198,7 +196,8 @@ export class Contender {
    * events rather than awaiting them (the latch).
    */
   watchAhead(ahead: string, onDeleted: () => void, onEnd: (reason: unknown) => void, signal: AbortSignal | undefined): NodeWatch {
-    return new NodeWatch(this.client, joinPath(this.parent, ahead), (value) => value === null && onDeleted(), {
+    // A name from a listing of the parent: the watch's reads check the path it makes.
+    return new NodeWatch(this.client, `${this.parent === '/' ? '' : this.parent}/${ahead}`, (value) => value === null && onDeleted(), {
       session: this.session,
       creation: false,
       signal,

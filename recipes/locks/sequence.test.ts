@@ -11,6 +11,26 @@ describe('lock node ordering', () => {
     expect(sequenceOf('lock-abc', 'lock-')).toBeUndefined();
   });
 
+  it('takes only an optional minus and 1 to 11 ASCII digits, within a signed 32-bit int', () => {
+    const cases: Array<[string, number | undefined]> = [
+      ['lock-', undefined],
+      ['lock--', undefined],
+      ['lock-7', 7],
+      ['lock--0', -0],
+      ['lock-00000000001', 1],
+      ['lock-000000000001', undefined],
+      ['lock-12a', undefined],
+      ['lock- 12', undefined],
+      ['lock-+12', undefined],
+      ['lock-１２', undefined],
+      ['lock-2147483647', 2 ** 31 - 1],
+      ['lock-2147483648', undefined],
+      ['lock--2147483649', undefined],
+      ['lock--0000000001', 2 ** 32 - 1],
+    ];
+    for (const [name, expected] of cases) expect([name, sequenceOf(name, 'lock-')]).toEqual([name, expected]);
+  });
+
   it('sorts by sequence, not by the random prefix', () => {
     const children = ['_c_ffff-lock-0000000002', '_c_0000-lock-0000000010', '_c_aaaa-lock-0000000001'];
     expect(sortLockNodes(children, ['lock-'])).toEqual(['_c_aaaa-lock-0000000001', '_c_ffff-lock-0000000002', '_c_0000-lock-0000000010']);

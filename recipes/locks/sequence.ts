@@ -17,9 +17,19 @@ const WRAP = 2 ** 32;
 export function sequenceOf(name: string, lockName: string): number | undefined {
   const at = name.lastIndexOf(lockName);
   if (at < 0) return undefined;
-  const suffix = name.slice(at + lockName.length);
-  if (!/^-?\d{1,11}$/.test(suffix)) return undefined;
-  const n = Number(suffix);
+  // The suffix must be /^-?\d{1,11}$/: read in place, since every listing reads every name.
+  let i = at + lockName.length;
+  const negative = name.charCodeAt(i) === 45; // '-'
+  if (negative) i++;
+  const digits = name.length - i;
+  if (digits < 1 || digits > 11) return undefined;
+  let n = 0;
+  for (; i < name.length; i++) {
+    const digit = name.charCodeAt(i) - 48; // '0'
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  if (negative) n = -n;
   if (n < -(2 ** 31) || n > 2 ** 31 - 1) return undefined;
   return n < 0 ? n + WRAP : n;
 }
