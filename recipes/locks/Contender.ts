@@ -11,7 +11,7 @@ import {
   type ZkClient,
 } from '../../src/recipeKit';
 import { OwnNode } from './OwnNode';
-import { sortLockNodes } from './sequence';
+import { lockNodesBefore } from './sequence';
 
 /** A listing of the line's parent, as much of it as a decision needs. */
 export interface Listing {
@@ -120,9 +120,7 @@ export class Contender {
    * them (it went with its session, or someone deleted it).
    */
   placeIn(children: readonly string[], sortNames: readonly string[]): string[] | undefined {
-    const sorted = sortLockNodes(children, sortNames);
-    const at = sorted.indexOf(this.name);
-    return at < 0 ? undefined : sorted.slice(0, at);
+    return lockNodesBefore(children, sortNames, this.name);
   }
 
   /** Lists the parent in our node's session; a missing parent lists nothing (our node went with it). */

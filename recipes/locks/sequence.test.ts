@@ -1,4 +1,4 @@
-import { sequenceOf, sortLockNodes } from './sequence';
+import { lockNodesBefore, sequenceOf, sortLockNodes } from './sequence';
 
 const p = (seq: string) => `_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-${seq}`;
 
@@ -49,5 +49,28 @@ describe('lock node ordering', () => {
   it('sorts read and write nodes together', () => {
     const children = ['_c_b-__WRIT__0000000002', '_c_a-__READ__0000000001', '_c_c-__READ__0000000003', 'other'];
     expect(sortLockNodes(children, ['__READ__', '__WRIT__'])).toEqual(['_c_a-__READ__0000000001', '_c_b-__WRIT__0000000002', '_c_c-__READ__0000000003']);
+  });
+
+  it('finds the nodes before ours as sorting the whole listing would, on random listings', () => {
+    // A seeded generator: the same listings on every run.
+    let state = 0x2545f491;
+    const random = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state % n;
+    };
+    const names = ['__READ__', '__WRIT__'];
+    const makeName = (): string => {
+      const kind = random(10);
+      if (kind === 0) return `other-${random(1000)}`;
+      const seq = kind === 1 ? `-${String(random(2 ** 31)).padStart(10, '0')}` : String(random(40)).padStart(10, '0');
+      return `_c_${random(100000).toString(16)}-${names[random(2)]}${seq}`;
+    };
+    for (let round = 0; round < 2_000; round++) {
+      const children = [...new Set(Array.from({ length: random(30) }, makeName))];
+      const ours = random(5) === 0 ? makeName() : (children[random(children.length)] ?? makeName());
+      const sorted = sortLockNodes(children, names);
+      const at = sorted.indexOf(ours);
+      expect(lockNodesBefore(children, names, ours)).toEqual(at < 0 ? undefined : sorted.slice(0, at));
+    }
   });
 });

@@ -34,17 +34,43 @@ export function sequenceOf(name: string, lockName: string): number | undefined {
   return n < 0 ? n + WRAP : n;
 }
 
+/** The sequence of a lock node under any of `lockNames` (the first that gives one); undefined when it is none. */
+function lockKeyOf(name: string, lockNames: readonly string[]): number | undefined {
+  for (const lockName of lockNames) {
+    const key = sequenceOf(name, lockName);
+    if (key !== undefined) return key;
+  }
+  return undefined;
+}
+
 /** The children that are lock nodes of `lockNames`, in lock order. */
 export function sortLockNodes(children: readonly string[], lockNames: readonly string[]): string[] {
   const keyed: Array<[number, string]> = [];
   for (const child of children) {
-    let key: number | undefined;
-    for (const lockName of lockNames) {
-      key = sequenceOf(child, lockName);
-      if (key !== undefined) break;
-    }
+    const key = lockKeyOf(child, lockNames);
     if (key !== undefined) keyed.push([key, child]);
   }
   keyed.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   return keyed.map(([, child]) => child);
+}
+
+/**
+ * The lock nodes of `lockNames` among `children` that sort before `ours`, in lock order; undefined
+ * when `ours` is not among them. What `sortLockNodes` gives before `ours`, without sorting the rest:
+ * a waiter deep in a line lists the whole line, and only the few nodes ahead of it are sorted.
+ */
+export function lockNodesBefore(children: readonly string[], lockNames: readonly string[], ours: string): string[] | undefined {
+  const ourKey = lockKeyOf(ours, lockNames);
+  if (ourKey === undefined) return undefined;
+  let found = false;
+  const before: string[] = [];
+  for (const child of children) {
+    if (child === ours) {
+      found = true;
+      continue;
+    }
+    const key = lockKeyOf(child, lockNames);
+    if (key !== undefined && (key < ourKey || (key === ourKey && child < ours))) before.push(child);
+  }
+  return found ? sortLockNodes(before, lockNames) : undefined;
 }
