@@ -51,6 +51,22 @@ describe('FixedDelayTimers', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it('arms a new timer when the one it armed is long overdue (lost to another clock)', () => {
+    const timers = new FixedDelayTimers(100);
+    const fired: string[] = [];
+    timers.start(() => fired.push('lost'));
+    // The armed timer disappears, as one made under a test's fake clock does once real timers return.
+    jest.clearAllTimers();
+    jest.advanceTimersByTime(250);
+    expect(fired).toEqual([]);
+    timers.start(() => fired.push('next'));
+    // The overdue entry fires at once with the new timer; the new one on time.
+    jest.advanceTimersByTime(1);
+    expect(fired).toEqual(['lost']);
+    jest.advanceTimersByTime(99);
+    expect(fired).toEqual(['lost', 'next']);
+  });
+
   it('leaves the process free to exit: its timer is unref’d', () => {
     jest.useRealTimers();
     const setTimeoutSpy = jest.spyOn(global, 'setTimeout');

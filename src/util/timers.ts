@@ -44,14 +44,22 @@ export class FixedDelayTimers {
   private readonly queue: DelayEntry[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer is due. */
+  private armedFor = 0;
 
   constructor(readonly delayMs: number) {}
 
   /** Calls `fn` after the delay; returns a function that cancels it. */
   start(fn: () => void): () => void {
-    const entry: DelayEntry = { due: now() + this.delayMs, fn };
+    const at = now();
+    const entry: DelayEntry = { due: at + this.delayMs, fn };
     this.queue.push(entry);
-    if (this.timer === undefined) this.arm(this.delayMs);
+    // A timer long overdue was made under other timers (a test's fake clock) and may never fire.
+    if (this.timer !== undefined && at > this.armedFor + this.delayMs) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.timer === undefined) this.arm((this.queue[this.head] as DelayEntry).due - at);
     return () => {
       if (entry.fn === undefined) return;
       entry.fn = undefined;
@@ -65,6 +73,7 @@ export class FixedDelayTimers {
   }
 
   private arm(ms: number): void {
+    this.armedFor = now() + ms;
     this.timer = setTimeout(() => this.fire(), Math.min(Math.max(1, Math.ceil(ms)), MAX_TIMER_MS));
     this.timer.unref();
   }
