@@ -15,6 +15,8 @@ export class Session {
   private ended: AbortController | undefined;
   /** Why the session ended; undefined while it lasts. */
   private reason: Error | undefined;
+  /** What `onEnd` asked to call when the session ends. */
+  private endCallbacks: Set<() => void> | undefined;
 
   /** @internal Made by the client when a session is established. */
   constructor(readonly id: bigint) {}
@@ -44,11 +46,43 @@ export class Session {
     return isZkError(this.endReason, 'CLIENT_CLOSED');
   }
 
+  /**
+   * Calls `fn` once, synchronously, when the session ends, before the signal's listeners hear of
+   * it; returns a function that forgets it. For what is set up and taken down on every wait (a
+   * watch pinned to the session): a Set entry costs less than a listener on `signal`. Call it only
+   * while the session lasts.
+   *
+   * @internal For the client's watches; not in the published declarations.
+   */
+  onEnd(fn: () => void): () => void {
+    // As a listener added to an aborted signal: never called.
+    if (this.reason !== undefined) return () => undefined;
+    const callbacks = (this.endCallbacks ??= new Set());
+    callbacks.add(fn);
+    return () => {
+      callbacks.delete(fn);
+    };
+  }
+
   /** @internal Ends the session. Called by the client only: it aborts the signal of every lease on the session. */
   end(reason: Error): void {
     if (this.reason !== undefined) return;
     // Set first: whoever hears the abort sees the session ended, and why.
     this.reason = reason;
+    const callbacks = this.endCallbacks;
+    this.endCallbacks = undefined;
+    if (callbacks !== undefined) {
+      for (const fn of callbacks) {
+        try {
+          fn();
+        } catch (err) {
+          // As a throwing abort listener's error is: reported, and the others still hear.
+          process.nextTick(() => {
+            throw err;
+          });
+        }
+      }
+    }
     this.ended?.abort(reason);
   }
 

@@ -76,6 +76,8 @@ export class Watch<T> {
   private ended = false;
   private started: Promise<T | null> | undefined;
   private readonly onSessionEnd: () => void;
+  /** Forgets `onSessionEnd`, while the session is listened to. */
+  private stopSessionEnd: (() => void) | undefined;
 
   /** @internal Built by NodeWatch and ChildrenWatch, whose readers it takes. */
   constructor(
@@ -156,7 +158,7 @@ export class Watch<T> {
   private async begin(): Promise<T | null> {
     if (this.session) {
       if (this.session.isEnded) throw this.session.endReason;
-      this.session.signal.addEventListener('abort', this.onSessionEnd, { once: true });
+      this.stopSessionEnd = this.session.onEnd(this.onSessionEnd);
     }
     try {
       this.last = await this.readNode();
@@ -256,6 +258,7 @@ export class Watch<T> {
   private stop(): void {
     this.ended = true;
     this.loopInstance?.stop();
-    this.session?.signal.removeEventListener('abort', this.onSessionEnd);
+    this.stopSessionEnd?.();
+    this.stopSessionEnd = undefined;
   }
 }
