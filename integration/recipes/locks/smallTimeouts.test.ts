@@ -188,7 +188,13 @@ describe('small timeouts when the server does not answer', () => {
   });
 });
 
-/** Every node under a lock's path, at any depth (the semaphore keeps its nodes a level down). */
+/**
+ * The contenders' nodes under a lock's path, at any depth (the semaphore keeps its nodes a level
+ * down), and under the multi-lock's two: the ephemeral ones. Their container parents are left
+ * out: the server reaps an empty one every 100 ms (the TestingServer's check interval) and the next
+ * attempt makes it again, so whether a listing holds one depends on when it was taken, not on what
+ * an attempt left behind.
+ */
 async function nodesUnder(client: ZkClient, path: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (at: string): Promise<void> => {
@@ -199,10 +205,14 @@ async function nodesUnder(client: ZkClient, path: string): Promise<string[]> {
       return;
     }
     for (const child of children.sort()) {
-      found.push(`${at}/${child}`);
-      await walk(`${at}/${child}`);
+      const node = `${at}/${child}`;
+      const stat = await client.exists(node);
+      if (stat === null) continue;
+      if (stat.ephemeralOwner !== 0n) found.push(node);
+      else await walk(node);
     }
   };
+  // The multi-lock's two locks are siblings of `path`.
   for (const root of [path, `${path}-a`, `${path}-b`]) await walk(root);
   return found;
 }
