@@ -43,6 +43,12 @@ function lockKeyOf(name: string, lockNames: readonly string[]): number | undefin
   return undefined;
 }
 
+/** Lock nodes with their sequences, in lock order: by sequence, then by name. */
+function inLockOrder(keyed: Array<[number, string]>): string[] {
+  keyed.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return keyed.map(([, child]) => child);
+}
+
 /** The children that are lock nodes of `lockNames`, in lock order. */
 export function sortLockNodes(children: readonly string[], lockNames: readonly string[]): string[] {
   const keyed: Array<[number, string]> = [];
@@ -50,8 +56,7 @@ export function sortLockNodes(children: readonly string[], lockNames: readonly s
     const key = lockKeyOf(child, lockNames);
     if (key !== undefined) keyed.push([key, child]);
   }
-  keyed.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  return keyed.map(([, child]) => child);
+  return inLockOrder(keyed);
 }
 
 /**
@@ -63,14 +68,14 @@ export function lockNodesBefore(children: readonly string[], lockNames: readonly
   const ourKey = lockKeyOf(ours, lockNames);
   if (ourKey === undefined) return undefined;
   let found = false;
-  const before: string[] = [];
+  const before: Array<[number, string]> = [];
   for (const child of children) {
     if (child === ours) {
       found = true;
       continue;
     }
     const key = lockKeyOf(child, lockNames);
-    if (key !== undefined && (key < ourKey || (key === ourKey && child < ours))) before.push(child);
+    if (key !== undefined && (key < ourKey || (key === ourKey && child < ours))) before.push([key, child]);
   }
-  return found ? sortLockNodes(before, lockNames) : undefined;
+  return found ? inLockOrder(before) : undefined;
 }
