@@ -24,6 +24,12 @@ export async function deleteOwnNode(client: ZkClient, node: string, within?: Abo
 /** The release bounds in use, one shared timer per delay. */
 const bounds = new Map<number, FixedDelayTimers>();
 
+function boundOf(waitMs: number): FixedDelayTimers {
+  let timers = bounds.get(waitMs);
+  if (timers === undefined) bounds.set(waitMs, (timers = new FixedDelayTimers(waitMs)));
+  return timers;
+}
+
 /**
  * `deleteOwnNode`, waiting for the server at most `waitMs`: resolves by then whatever the network
  * does, and the delete goes on (under the retry policy, then in the background) if it has not
@@ -33,11 +39,9 @@ const bounds = new Map<number, FixedDelayTimers>();
  */
 export function deleteOwnNodeWithin(client: ZkClient, node: string, waitMs: number): Promise<void> {
   const deleting = deleteOwnNode(client, node);
-  let timers = bounds.get(waitMs);
-  if (timers === undefined) bounds.set(waitMs, (timers = new FixedDelayTimers(waitMs)));
-  const shared = timers;
+  const bound = boundOf(waitMs);
   return new Promise<void>((resolve) => {
-    const cancel = shared.start(resolve);
+    const cancel = bound.start(resolve);
     void deleting.then(() => {
       cancel();
       resolve();

@@ -51,6 +51,21 @@ describe('FixedDelayTimers', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it('holds one timer when a callback that fires sets the next entry', () => {
+    const timers = new FixedDelayTimers(100);
+    const fired: string[] = [];
+    timers.start(() => {
+      fired.push('first');
+      timers.start(() => fired.push('second'));
+    });
+    jest.advanceTimersByTime(100);
+    expect(fired).toEqual(['first']);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(100);
+    expect(fired).toEqual(['first', 'second']);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it('arms a new timer when the one it armed is long overdue (lost to another clock)', () => {
     const timers = new FixedDelayTimers(100);
     const fired: string[] = [];

@@ -86,7 +86,8 @@ export class FixedDelayTimers {
       const entry = this.queue[this.head] as DelayEntry | undefined;
       if (entry === undefined) break;
       if (entry.fn !== undefined && entry.due > at) {
-        this.arm(entry.due - now());
+        // Unless a callback fired above set an entry, which armed the timer already.
+        if (this.timer === undefined) this.arm(entry.due - now());
         break;
       }
       const fn = entry.fn;
