@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { external, startStandalone } from './deployment';
 import { RawFloorClient } from './peers/rawFloor';
 import { ZkRecipesPeer } from './peers/zkRecipes';
-import { median, pct } from './stats';
+import { fmt, median, pct } from './stats';
 
 const SESSION_TIMEOUT_MS = 30_000;
 const CONTENDED_SESSIONS = 8;
@@ -29,8 +29,11 @@ function cpuUs(since: NodeJS.CpuUsage): number {
   return used.user + used.system;
 }
 
-function fmt(n: number, digits = 2): string {
-  return n.toFixed(digits);
+/** Runs `measure` for each client in turn, `rounds` times. */
+async function inTurns(rounds: number, clients: ReadonlyArray<[name: 'zk' | 'raw', client: Client]>, measure: (name: 'zk' | 'raw', client: Client, round: number) => Promise<void>): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, client] of clients) await measure(name, client, round);
+  }
 }
 
 async function main(): Promise<void> {
@@ -61,18 +64,16 @@ async function main(): Promise<void> {
     const cpu = { zk: [] as number[], raw: [] as number[] };
     const p50 = { zk: [] as number[], raw: [] as number[] };
     for (const [name, client] of clients) await client.uncontended(`${root}/u-${name}`, 2_000);
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, client] of clients) {
-        const since = process.cpuUsage();
-        const lat = await client.uncontended(`${root}/u-${name}`, pairs);
-        cpu[name].push(cpuUs(since) / pairs);
-        p50[name].push(pct(lat, 50));
-      }
-    }
+    await inTurns(rounds, clients, async (name, client) => {
+      const since = process.cpuUsage();
+      const lat = await client.uncontended(`${root}/u-${name}`, pairs);
+      cpu[name].push(cpuUs(since) / pairs);
+      p50[name].push(pct(lat, 50));
+    });
     const ratios = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]));
     console.log(
       `uncontended: client CPU / pair zk-recipes ${fmt(median(cpu.zk), 1)} µs, raw ${fmt(median(cpu.raw), 1)} µs; ` +
-        `zk-recipes ÷ raw: CPU ${fmt(ratios(cpu.zk, cpu.raw))}×, p50 ${fmt(ratios(p50.zk, p50.raw))}× (median of ${rounds} rounds of ${pairs} pairs)`,
+        `zk-recipes ÷ raw: CPU ${fmt(ratios(cpu.zk, cpu.raw), 2)}×, p50 ${fmt(ratios(p50.zk, p50.raw), 2)}× (median of ${rounds} rounds of ${pairs} pairs)`,
     );
 
     await zk.open(CONTENDED_SESSIONS);
@@ -80,19 +81,17 @@ async function main(): Promise<void> {
     const ccpu = { zk: [] as number[], raw: [] as number[] };
     const rate = { zk: [] as number[], raw: [] as number[] };
     for (const [name, client] of clients) await client.contended(`${root}/w-${name}`, 1_000);
-    for (let round = 0; round < contendedRounds; round++) {
-      for (const [name, client] of clients) {
-        const since = process.cpuUsage();
-        const run = await client.contended(`${root}/c-${name}-${round}`, contendedMs);
-        const used = cpuUs(since);
-        const acquisitions = run.counts.reduce((a, b) => a + b, 0);
-        ccpu[name].push(used / acquisitions);
-        rate[name].push(acquisitions / (run.elapsedMs / 1000));
-      }
-    }
+    await inTurns(contendedRounds, clients, async (name, client, round) => {
+      const since = process.cpuUsage();
+      const run = await client.contended(`${root}/c-${name}-${round}`, contendedMs);
+      const used = cpuUs(since);
+      const acquisitions = run.counts.reduce((a, b) => a + b, 0);
+      ccpu[name].push(used / acquisitions);
+      rate[name].push(acquisitions / (run.elapsedMs / 1000));
+    });
     console.log(
       `contended, ${CONTENDED_SESSIONS} sessions: client CPU / acquisition zk-recipes ${fmt(median(ccpu.zk), 0)} µs, raw ${fmt(median(ccpu.raw), 0)} µs; ` +
-        `zk-recipes ÷ raw: CPU ${fmt(ratios(ccpu.zk, ccpu.raw))}×, throughput ${fmt(ratios(rate.zk, rate.raw))}× (median of ${contendedRounds} rounds of ${contendedMs} ms)`,
+        `zk-recipes ÷ raw: CPU ${fmt(ratios(ccpu.zk, ccpu.raw), 2)}×, throughput ${fmt(ratios(rate.zk, rate.raw), 2)}× (median of ${contendedRounds} rounds of ${contendedMs} ms)`,
     );
   } finally {
     await zk.closeSessions().catch(() => undefined);
