@@ -50,3 +50,4 @@ export {
   validateTimeout,
 } from './validate';
 export { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from './watch';
+export { DeletionWait, type DeletionOutcome } from './watch/DeletionWait';

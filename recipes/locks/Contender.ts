@@ -1,11 +1,10 @@
 import {
   type CreatedAndListed,
   type PreparedCreate,
-  deferred,
   deleteOwnNode,
+  DeletionWait,
   isZkError,
   NodeWatch,
-  raceAbort,
   type Session,
   type Stat,
   type ZkClient,
@@ -22,6 +21,9 @@ export interface Listing {
 
 /** How a wait for the node ahead ended. */
 export type AheadOutcome = 'deleted' | 'missing' | 'vanished';
+
+/** How a wait ends when our own node goes first: not an error, never seen outside `untilGone`. */
+const VANISHED = Symbol('vanished');
 
 /** What a contender creates to join the line. */
 export interface JoinOptions {
@@ -167,24 +169,26 @@ export class Contender {
    * is then removed, in the background).
    */
   async untilGone(ahead: string, signal: AbortSignal | undefined): Promise<AheadOutcome> {
+    const wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal);
     const own = this.ownNode;
-    const gone = deferred<'deleted' | 'vanished'>();
-    const ended = deferred<never>();
-    const watch = this.watchAhead(ahead, () => gone.resolve('deleted'), (reason) => ended.reject(reason), signal);
-    ended.promise.catch(() => undefined);
-    own?.listen((value) => value === null && gone.resolve('vanished'));
+    if (own === undefined) return wait.done;
+    // Our own node's watch, read beside the node ahead in the same round trip: its loss ends the wait.
+    own.listen((value) => value === null && wait.fail(VANISHED));
+    own.watch.start().then(
+      () => own.gone && wait.fail(VANISHED),
+      (err: unknown) => wait.fail(err),
+    );
+    let outcome: AheadOutcome;
     try {
-      const [value] = await Promise.all([watch.start(), own?.watch.start()]);
-      if (own?.gone) return 'vanished';
-      if (value === null) return 'missing';
-      const outcome = await raceAbort(Promise.race([gone.promise, ended.promise]), signal);
-      // Our node's deletion would have come first; a claim needs it still standing.
-      return own?.gone ? 'vanished' : outcome;
-    } finally {
-      // Not awaited: taking the watch off the server is a round trip that a dead connection holds
-      // until its read timeout, past any deadline. It goes in the background.
-      void watch.close();
+      outcome = await wait.done;
+    } catch (err) {
+      if (err === VANISHED) return 'vanished';
+      throw err;
     }
+    // A claim needs our node still standing, as its watch's first read and the events since say:
+    // its deletion would have come first.
+    await own.watch.start();
+    return own.gone ? 'vanished' : outcome;
   }
 
   /**
@@ -194,13 +198,17 @@ export class Contender {
    * events rather than awaiting them (the latch).
    */
   watchAhead(ahead: string, onDeleted: () => void, onEnd: (reason: unknown) => void, signal: AbortSignal | undefined): NodeWatch {
-    // A name from a listing of the parent: the watch's reads check the path it makes.
-    return new NodeWatch(this.client, `${this.parent === '/' ? '' : this.parent}/${ahead}`, (value) => value === null && onDeleted(), {
+    return new NodeWatch(this.client, this.pathOf(ahead), (value) => value === null && onDeleted(), {
       session: this.session,
       creation: false,
       signal,
       onEnd,
     });
+  }
+
+  /** The path of `name` under the parent. A name from a listing of the parent: the reads check the path made. */
+  private pathOf(name: string): string {
+    return `${this.parent === '/' ? '' : this.parent}/${name}`;
   }
 
   /** Stops watching our own node (the lease's monitor, having taken it over, keeps it). */

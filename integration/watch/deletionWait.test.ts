@@ -1,0 +1,86 @@
+import { expireSession } from '../../src/testing';
+import { DeletionWait } from '../../src/watch/DeletionWait';
+import { eventually, isWatching, randomRoot, timing } from '../helpers';
+import { useZooKeeper } from '../fixture';
+
+/** Whether `promise` has settled, as the microtasks queued so far tell. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+describe('DeletionWait', () => {
+  const zk = useZooKeeper();
+  const connect = () => zk.clients.connect({ connectString: zk.server.connectString });
+
+  async function node(data = 'a'): Promise<string> {
+    const path = `${randomRoot('deletion')}/node`;
+    const writer = await connect();
+    await writer.create(path, { data, createParents: 'persistent' });
+    return path;
+  }
+
+  it("is 'missing' for a node that is gone already, and leaves no watch on the server", async () => {
+    const client = await connect();
+    const path = `${randomRoot('deletion')}/never`;
+    await expect(new DeletionWait(client, path, client.session!, undefined).done).resolves.toBe('missing');
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(false);
+  });
+
+  it("is 'deleted' when the node goes, and reads again, watching anew, on each change before that", async () => {
+    const path = await node();
+    const [client, writer] = [await connect(), await connect()];
+    const wait = new DeletionWait(client, path, client.session!, undefined);
+    await eventually('the first watch', () => isWatching(zk.server, path, client.sessionId));
+    for (const data of ['b', 'c']) {
+      // The change fires the one-shot watch on the server before setData returns: a watch seen
+      // after it is the wait's new one, set by its read again.
+      await writer.setData(path, data);
+      await eventually(`the watch set again after the change to ${data}`, () => isWatching(zk.server, path, client.sessionId));
+      expect(await settledYet(wait.done)).toBe(false);
+    }
+    await writer.delete(path);
+    await expect(wait.done).resolves.toBe('deleted');
+  });
+
+  it('rejects with SESSION_LOST when its session ends, though the node stands', async () => {
+    const path = await node();
+    const client = await connect();
+    const wait = new DeletionWait(client, path, client.session!, undefined);
+    await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    await expireSession(client);
+    await expect(wait.done).rejects.toMatchObject({ code: 'SESSION_LOST' });
+  });
+
+  it("rejects with the signal's reason on abort, and takes its watch off the server where the transport can", async () => {
+    const path = await node();
+    const client = await connect();
+    const controller = new AbortController();
+    const wait = new DeletionWait(client, path, client.session!, controller.signal);
+    await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    const reason = new Error('stop waiting');
+    controller.abort(reason);
+    await expect(wait.done).rejects.toBe(reason);
+    if (client.supports('removeWatches')) {
+      await eventually('the watch removed', async () => !(await isWatching(zk.server, path, client.sessionId)), timing(10_000));
+    }
+  });
+
+  it('rejects at once, with no read, for a signal aborted already or a session ended already', async () => {
+    const path = await node();
+    const client = await connect();
+    const reason = new Error('aborted before');
+    await expect(new DeletionWait(client, path, client.session!, AbortSignal.abort(reason)).done).rejects.toBe(reason);
+    const session = client.session!;
+    await expireSession(client);
+    await client.blockUntilConnected({ timeoutMs: timing(20_000) });
+    expect(session.isEnded).toBe(true);
+    await expect(new DeletionWait(client, path, session, undefined).done).rejects.toMatchObject({ code: 'SESSION_LOST' });
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(false);
+  });
+});

@@ -1,0 +1,147 @@
+import debug from 'debug';
+import type { Session } from '../client/Session';
+import type { ZkClient } from '../client/ZkClient';
+import { isZkError } from '../errors';
+import { isSessionEndedError } from '../retry';
+import type { WatchEvent, Watcher } from '../transport/Transport';
+import { abortReason } from '../util/async';
+import { StepLoop } from '../util/StepLoop';
+
+const log = debug('zk-recipes:watch');
+
+/** How a wait for a node's deletion ended: 'missing' when the first read found it gone already. */
+export type DeletionOutcome = 'deleted' | 'missing';
+
+/**
+ * A wait for one node's deletion, in one session: what a waiter in a line does with the node just
+ * ahead of it. The watching idiom is `Watch`'s (a NodeWatch with `creation: false`, pinned to a
+ * session), cut to this one question, for the path that every contended acquisition takes:
+ *
+ * - one getData with a one-shot watch, sent now; NONODE is 'missing';
+ * - a deletion event is 'deleted', with no read; any other event (a change of the node's data, or
+ *   the native transport not keeping the watch) reads again with a new watch, and NONODE then is
+ *   'deleted'. A read that fails then is tried again after a back-off (StepLoop), as `Watch` does;
+ * - the session's end (heard through `Session.onEnd`) rejects `done` with the session's end reason,
+ *   and the signal's abort with its reason;
+ * - what the server still watches when the wait ends otherwise than by the node's deletion is
+ *   removed from it, in the background (a dead connection would hold that request past any
+ *   deadline).
+ *
+ * No object is kept after `done` settles, and nothing of a listing.
+ */
+export class DeletionWait {
+  /** Settles once: with the outcome, or with the reason the wait ended. */
+  readonly done: Promise<DeletionOutcome>;
+  private resolveDone!: (outcome: DeletionOutcome) => void;
+  private rejectDone!: (reason: unknown) => void;
+  private readonly watcher: Watcher = (event) => this.onEvent(event);
+  /** A server watch of ours is set, or a read that sets one is under way. */
+  private armed = false;
+  /** The first read has answered. */
+  private ready = false;
+  /** An event other than the deletion came before the first read answered. */
+  private eventEarly = false;
+  private over = false;
+  /** Made on the first change that is not the deletion: most waits never see one. */
+  private loop: StepLoop | undefined;
+  private readonly stopSessionEnd: () => void;
+  private readonly onAbort: (() => void) | undefined;
+
+  /** Starts the wait: the first read is sent at once. */
+  constructor(
+    private readonly client: ZkClient,
+    /** The node's path, within the client's namespace. */
+    readonly path: string,
+    private readonly session: Session,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.done = new Promise<DeletionOutcome>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    if (session.isEnded) {
+      this.stopSessionEnd = () => undefined;
+      this.fail(session.endReason);
+      return;
+    }
+    if (signal?.aborted) {
+      this.stopSessionEnd = () => undefined;
+      this.fail(abortReason(signal));
+      return;
+    }
+    this.stopSessionEnd = session.onEnd(() => this.fail(session.endReason));
+    if (signal !== undefined) {
+      this.onAbort = () => this.fail(abortReason(signal));
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+    this.armed = true;
+    this.client.getData(path, { watcher: this.watcher, session, signal }).then(
+      () => {
+        this.ready = true;
+        if (this.eventEarly) this.kick();
+      },
+      (err: unknown) => {
+        this.armed = false;
+        if (isZkError(err, 'NONODE')) this.end('missing');
+        else this.fail(err);
+      },
+    );
+  }
+
+  private end(outcome: DeletionOutcome): void {
+    if (this.over) return;
+    this.finish();
+    this.resolveDone(outcome);
+  }
+
+  /** Ends the wait now, rejecting `done` with `reason` (a waiter ends it so when its own node goes first). */
+  fail(reason: unknown): void {
+    if (this.over) return;
+    this.finish();
+    this.rejectDone(reason);
+  }
+
+  private onEvent(event: WatchEvent): void {
+    this.armed = false;
+    if (this.over) return;
+    if (event.type === 'deleted') return this.end('deleted');
+    if (event.type === 'sessionLost') return this.fail(this.session.endReason ?? event);
+    if (this.ready) this.kick();
+    else this.eventEarly = true;
+  }
+
+  private kick(): void {
+    this.loop ??= new StepLoop(() => this.read(), {
+      onError: (err, retryInMs) => {
+        if (isSessionEndedError(err) || this.signal?.aborted) return this.fail(err);
+        log('%s: reading failed, again in %d ms: %s', this.path, retryInMs, String(err));
+      },
+    });
+    this.loop.kick();
+  }
+
+  /** Reads the node again, watching it unless a watch of ours is still set: NONODE is its deletion. */
+  private async read(): Promise<void> {
+    if (this.over) return;
+    const watch = !this.armed;
+    if (watch) this.armed = true;
+    try {
+      await this.client.getData(this.path, { watcher: watch ? this.watcher : undefined, session: this.session, signal: this.signal });
+    } catch (err) {
+      if (watch) this.armed = false;
+      if (!isZkError(err, 'NONODE')) throw err;
+      this.end('deleted');
+    }
+  }
+
+  private finish(): void {
+    this.over = true;
+    this.stopSessionEnd();
+    if (this.onAbort !== undefined) this.signal?.removeEventListener('abort', this.onAbort);
+    this.loop?.stop();
+    if (this.armed) {
+      this.armed = false;
+      this.client.removeWatcher(this.path, this.watcher, { kind: 'data' }).catch(() => undefined);
+    }
+  }
+}
