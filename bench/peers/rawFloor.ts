@@ -7,6 +7,10 @@
  * and, once it goes, getChildren2 again. What zk-recipes costs the client beyond this is the price
  * of its guarantees and of its layering; the bench reports it as a ratio.
  *
+ * For bench/markAB.ts only, the session also has setData, a getData whose reply is handled inside
+ * the frame handler (`watchDataInline`) and an optional count of the frames written; the floor's
+ * own loops use none of them.
+ *
  * Not a client to use: a dropped connection fails every call and the session with it.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,19 +19,25 @@ import { DEFAULT_CLIENT_OPTIONS } from '../../src';
 import { clockUs, HoldCounter } from './clock';
 import { connectStringOf, type ContendedRun, type LockPeer, type Spread } from './types';
 
-const OP_CREATE2 = 15;
-const OP_DELETE = 2;
-const OP_GET_DATA = 4;
-const OP_GET_CHILDREN2 = 12;
-const OP_PING = 11;
-const OP_CLOSE = -11;
+export const OP_CREATE2 = 15;
+export const OP_DELETE = 2;
+export const OP_GET_DATA = 4;
+export const OP_SET_DATA = 5;
+export const OP_GET_CHILDREN2 = 12;
+export const OP_PING = 11;
+export const OP_CLOSE = -11;
 const XID_WATCH = -1;
 const XID_PING = -2;
-const EVENT_NODE_DELETED = 2;
+export const EVENT_NODE_DELETED = 2;
 const ERR_NONODE = -101;
 const ERR_NODEEXISTS = -110;
 const FLAG_PERSISTENT = 0;
-const FLAG_EPHEMERAL_SEQUENTIAL = 3;
+export const FLAG_EPHEMERAL_SEQUENTIAL = 3;
+/**
+ * Not an OpCode: how a `watchDataInline` call's getData reply is decoded (its `resolve` hands the
+ * data to the caller's callback inside the frame handler, and NONODE comes to it as null).
+ */
+const INLINE_GET_DATA = 0x10004;
 /** A Stat on the wire: 6 longs and 5 ints. */
 const STAT_BYTES = 68;
 
@@ -88,6 +98,7 @@ class Writer {
 }
 
 interface Pending {
+  /** The OpCode sent, which says how to decode the reply (or INLINE_GET_DATA). */
   op: number;
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -113,7 +124,11 @@ export class RawZkSession {
   /** Watchers by path: called once with the event type. */
   private readonly watchers = new Map<string, (type: number) => void>();
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(
+    private readonly socket: Socket,
+    /** Frames written, by OpCode (the connect request aside); undefined, the default: not counted. */
+    private readonly framesSent: Map<number, number> | undefined,
+  ) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.fail(err));
@@ -123,11 +138,15 @@ export class RawZkSession {
     });
   }
 
-  /** Opens a session on the first server of `connectString`. */
-  static async open(connectString: string, sessionTimeoutMs: number): Promise<RawZkSession> {
+  /**
+   * Opens a session on the first server of `connectString`. With `framesSent`, every request frame
+   * the session writes from then on (pings and closeSession included) adds 1 to its OpCode's entry;
+   * several sessions may share one map.
+   */
+  static async open(connectString: string, sessionTimeoutMs: number, framesSent?: Map<number, number>): Promise<RawZkSession> {
     const [host, port] = connectString.split(',')[0].split('/')[0].split(':');
     const socket = connect({ host, port: Number(port) });
-    const s = new RawZkSession(socket);
+    const s = new RawZkSession(socket, framesSent);
     const negotiated = await new Promise<number>((resolve, reject) => {
       s.connected = resolve;
       socket.once('error', reject);
@@ -135,7 +154,7 @@ export class RawZkSession {
       socket.write(w.frame());
     });
     // Pings keep the idle session alive; a third of the timeout, as the Java client.
-    s.pinger = setInterval(() => s.socket.write(new Writer().int(XID_PING).int(OP_PING).frame()), Math.max(1, Math.floor(negotiated / 3)));
+    s.pinger = setInterval(() => s.write(new Writer().int(XID_PING).int(OP_PING).frame(), OP_PING), Math.max(1, Math.floor(negotiated / 3)));
     s.pinger.unref();
     return s;
   }
@@ -198,7 +217,8 @@ export class RawZkSession {
       this.head = 0;
     }
     if (err !== 0) {
-      p.reject(new RawError(err));
+      if (err === ERR_NONODE && p.op === INLINE_GET_DATA) p.resolve(null);
+      else p.reject(new RawError(err));
       return;
     }
     switch (p.op) {
@@ -224,6 +244,12 @@ export class RawZkSession {
         p.resolve(n < 0 ? null : f.subarray(20, 20 + n + STAT_BYTES));
         break;
       }
+      case INLINE_GET_DATA: {
+        // The data alone, a view into the read buffer (a null data comes as an empty buffer).
+        const n = f.readInt32BE(16);
+        p.resolve(f.subarray(20, 20 + Math.max(0, n)));
+        break;
+      }
       default:
         p.resolve(undefined);
     }
@@ -241,6 +267,16 @@ export class RawZkSession {
     return new Writer().int(this.xid).int(op);
   }
 
+  /** Writes `frames`: one request, or two (createAndList), counted in `framesSent` when it is set. */
+  private write(frames: Buffer, op: number, secondOp?: number): void {
+    const sent = this.framesSent;
+    if (sent !== undefined) {
+      sent.set(op, (sent.get(op) ?? 0) + 1);
+      if (secondOp !== undefined) sent.set(secondOp, (sent.get(secondOp) ?? 0) + 1);
+    }
+    this.socket.write(frames);
+  }
+
   private create2Frame(path: string, data: Buffer, flags: number): Writer {
     // The open ACL: one entry, every permission, world:anyone.
     return this.header(OP_CREATE2).string(path).buffer(data).int(1).int(31).string('world').string('anyone').int(flags);
@@ -249,7 +285,7 @@ export class RawZkSession {
   create(path: string, data: Buffer, flags: number): Promise<string> {
     const w = this.create2Frame(path, data, flags);
     const p = this.call<string>(OP_CREATE2);
-    this.socket.write(w.frame());
+    this.write(w.frame(), OP_CREATE2);
     return p;
   }
 
@@ -259,14 +295,14 @@ export class RawZkSession {
     const b = this.header(OP_GET_CHILDREN2).string(parent).bool(false);
     const created = this.call<string>(OP_CREATE2);
     const listed = this.call<string[]>(OP_GET_CHILDREN2);
-    this.socket.write(Buffer.concat([a.frame(), b.frame()]));
+    this.write(Buffer.concat([a.frame(), b.frame()]), OP_CREATE2, OP_GET_CHILDREN2);
     return Promise.all([created, listed]);
   }
 
   getChildren(parent: string): Promise<string[]> {
     const w = this.header(OP_GET_CHILDREN2).string(parent).bool(false);
     const p = this.call<string[]>(OP_GET_CHILDREN2);
-    this.socket.write(w.frame());
+    this.write(w.frame(), OP_GET_CHILDREN2);
     return p;
   }
 
@@ -275,7 +311,7 @@ export class RawZkSession {
     const w = this.header(OP_GET_DATA).string(path).bool(true);
     this.watchers.set(path, onEvent);
     const p = this.call<Buffer | null>(OP_GET_DATA);
-    this.socket.write(w.frame());
+    this.write(w.frame(), OP_GET_DATA);
     try {
       return await p;
     } catch (err) {
@@ -287,10 +323,47 @@ export class RawZkSession {
     }
   }
 
+  /**
+   * getData with a watch, the reply handed to `onReply` inside the frame handler: the node's data
+   * (a view into the read buffer, valid during the call only; the Stat left out), or null when the
+   * node is gone (the watch is then not set). A watch event that came in the same socket read,
+   * after the reply, is handled once `onReply` has returned; `watchData`'s promise, by contrast,
+   * settles in a microtask, after such an event. The promise returned resolves once `onReply` has
+   * run, and rejects on any other error (or if `onReply` throws).
+   */
+  watchDataInline(path: string, onEvent: (type: number) => void, onReply: (data: Buffer | null) => void): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const w = this.header(OP_GET_DATA).string(path).bool(true);
+    this.watchers.set(path, onEvent);
+    const p = new Promise<void>((resolve, reject) => {
+      const replied = (data: unknown) => {
+        if (data === null && this.watchers.get(path) === onEvent) this.watchers.delete(path);
+        try {
+          onReply(data as Buffer | null);
+        } catch (err) {
+          reject(err as Error);
+          return;
+        }
+        resolve();
+      };
+      this.pending.push({ op: INLINE_GET_DATA, resolve: replied, reject });
+    });
+    this.write(w.frame(), OP_GET_DATA);
+    return p;
+  }
+
+  /** setData; the reply's Stat is not decoded. */
+  setData(path: string, data: Buffer, version = -1): Promise<void> {
+    const w = this.header(OP_SET_DATA).string(path).buffer(data).int(version);
+    const p = this.call<void>(OP_SET_DATA);
+    this.write(w.frame(), OP_SET_DATA);
+    return p;
+  }
+
   delete(path: string): Promise<void> {
     const w = this.header(OP_DELETE).string(path).int(-1);
     const p = this.call<void>(OP_DELETE);
-    this.socket.write(w.frame());
+    this.write(w.frame(), OP_DELETE);
     return p;
   }
 
@@ -320,7 +393,7 @@ export class RawZkSession {
   private sendBare(op: number): Promise<void> {
     const w = this.header(op);
     const p = this.call<void>(op);
-    this.socket.write(w.frame());
+    this.write(w.frame(), op);
     return p;
   }
 
@@ -351,7 +424,7 @@ export class RawZkSession {
 }
 
 /** The lock node just before ours in sequence order, or undefined when ours is first. */
-function nodeAhead(children: readonly string[], ours: string): string | undefined {
+export function nodeAhead(children: readonly string[], ours: string): string | undefined {
   const seq = (name: string) => name.slice(name.length - 10);
   const mine = seq(ours);
   let ahead: string | undefined;
