@@ -17,7 +17,8 @@ import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { DEFAULT_CLIENT_OPTIONS } from '../../src';
 import { clockUs, HoldCounter } from './clock';
-import { connectStringOf, type ContendedRun, type LockPeer, type Spread } from './types';
+import { queueHandoff, type QueuedHandoff } from './handoffQueue';
+import { connectStringOf, type ContendedRun, type HandoffRun, type LockPeer, type Spread } from './types';
 
 export const OP_CREATE2 = 15;
 export const OP_DELETE = 2;
@@ -444,6 +445,7 @@ export class RawFloorClient {
   readonly label = 'floor: raw socket, own jute codec';
   private sessions: RawZkSession[] = [];
   private readonly ensured = new Set<string>();
+  private queued: QueuedHandoff | undefined;
 
   constructor(
     /** Session k connects to `connectStringOf(spread, k)`. */
@@ -508,9 +510,28 @@ export class RawFloorClient {
     );
     return { counts, elapsedMs: (clockUs() - t0) / 1000, violations: counter.violations, holds };
   }
+
+  /** The hand-off queue: the holder on session 0, waiter k on session (k - 1) mod n, as every library's. */
+  async handoffQueue(parent: string, waiters: number, holdMs: number): Promise<void> {
+    if (this.queued) throw new Error('a hand-off is already queued');
+    const data = DEFAULT_CLIENT_OPTIONS.defaultData;
+    await this.ensure(parent);
+    this.queued = await queueHandoff(waiters, holdMs, async (k) => {
+      const s = this.sessions[k === 0 ? 0 : (k - 1) % this.sessions.length];
+      const ours = await s.acquire(parent, data);
+      return () => s.delete(ours);
+    });
+  }
+
+  async handoffRun(): Promise<HandoffRun> {
+    const q = this.queued;
+    if (!q) throw new Error('no hand-off is queued');
+    this.queued = undefined;
+    return q.run();
+  }
 }
 
-/** The raw floor as a LockPeer for the scenarios that loop over peers (contended): only the mutex loops. */
+/** The raw floor as a LockPeer for the scenarios that loop over peers (contended, handoff): only the mutex. */
 export function rawFloorPeer(spread: Spread, sessionTimeoutMs: number): LockPeer {
   const client = new RawFloorClient(spread, sessionTimeoutMs);
   return {
@@ -522,6 +543,8 @@ export function rawFloorPeer(spread: Spread, sessionTimeoutMs: number): LockPeer
     closeSessions: () => client.close(),
     uncontended: (path, iterations) => client.uncontended(path, iterations),
     contended: (path, durationMs) => client.contended(path, durationMs),
+    handoffQueue: (path, waiters, holdMs) => client.handoffQueue(path, waiters, holdMs),
+    handoffRun: () => client.handoffRun(),
     shutdown: () => client.close(),
   };
 }

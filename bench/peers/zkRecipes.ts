@@ -12,6 +12,7 @@ import { DistributedQueue } from '../../recipes/queue';
 import { CuratorCache } from '../../recipes/cache';
 import { ServiceDiscovery, createServiceInstance, type ServiceProvider } from '../../recipes/discovery';
 import { HoldCounter, RwHoldCounter, clockUs } from './clock';
+import { queueHandoff, type QueuedHandoff } from './handoffQueue';
 import { XorShift32, sessionSeed } from './rng';
 import { itemsPerProducer, connectStringOf, type CacheEventsRun, type CacheLoad, type ContendedRun, type DiscoveryPicks, type DiscoveryWarm, type HandoffRun, type LeaderFailover, type LockPeer, type QueueRun, type RwLockRun, type Spread } from './types';
 
@@ -73,7 +74,7 @@ export class ZkRecipesPeer implements LockPeer {
   readonly usesZooKeeper = true;
   private clients: ZkClient[] = [];
   private readonly uncontendedMutexes = new Map<string, InterProcessMutex>();
-  private queued: { release: () => Promise<void>; done: Promise<void>; acquired: number[]; released: number[]; counter: HoldCounter } | undefined;
+  private queued: QueuedHandoff | undefined;
   private election: Election | undefined;
   private queue: QueueState | undefined;
   /** The discovery that registered instances, and the one whose provider picks. */
@@ -162,53 +163,17 @@ export class ZkRecipesPeer implements LockPeer {
 
   async handoffQueue(path: string, waiters: number, holdMs: number): Promise<void> {
     if (this.queued) throw new Error('a hand-off is already queued');
-    const counter = new HoldCounter();
-    const acquired = new Array<number>(waiters + 1).fill(0);
-    const released = new Array<number>(waiters + 1).fill(0);
-    const first = await new InterProcessMutex(this.session(0), path).acquire();
-    counter.enter();
-    acquired[0] = clockUs();
-    const waiting: Array<Promise<void>> = [];
-    for (let k = 1; k <= waiters; k++) {
-      const mutex = new InterProcessMutex(this.session(k - 1), path);
-      waiting.push(
-        (async () => {
-          const lease = await mutex.acquire();
-          counter.enter();
-          acquired[k] = clockUs();
-          if (holdMs > 0) await sleep(holdMs);
-          released[k] = clockUs();
-          counter.leave();
-          await lease.release();
-        })(),
-      );
-    }
-    // Settle every waiter before reporting, so a failure cannot go unhandled meanwhile.
-    const done = Promise.allSettled(waiting).then((results) => {
-      const failed = results.find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
+    this.queued = await queueHandoff(waiters, holdMs, async (k) => {
+      const lease = await new InterProcessMutex(this.session(k === 0 ? 0 : k - 1), path).acquire();
+      return () => lease.release();
     });
-    done.catch(() => undefined);
-    this.queued = {
-      acquired,
-      released,
-      counter,
-      done,
-      release: async () => {
-        released[0] = clockUs();
-        counter.leave();
-        await first.release();
-      },
-    };
   }
 
   async handoffRun(): Promise<HandoffRun> {
     const q = this.queued;
     if (!q) throw new Error('no hand-off is queued');
     this.queued = undefined;
-    await q.release();
-    await q.done;
-    return { acquiredUs: q.acquired, releasedUs: q.released, violations: q.counter.violations };
+    return q.run();
   }
 
   async rwlock(path: string, durationMs: number, writePercent: number): Promise<RwLockRun> {

@@ -12,10 +12,13 @@
  *   release to the last waiter's release, divided by W. Before that window opens, every waiter has
  *   its watch on the server (zk_watch_count has grown by W; for the naive lock, whose waiters share
  *   one watch per session, every waiter's exists has returned) and the server has gone quiet.
+ * - The raw-socket floor (peers/rawFloor.ts) runs the same queue with the same requests, relisting
+ *   on every wake: what the relisting design costs with no client layering.
  * - The NAIVE lock (bench only) shows the herd: every release wakes every waiter.
  * - Overlaps are checked as in `contended` (a counter in the holder process, and the timestamps).
  */
 import { NaiveLock } from '../peers/naive';
+import { rawFloorPeer } from '../peers/rawFloor';
 import type { HandoffRun, LockPeer, PeerId } from '../peers/types';
 import { ensembleNote, fmtNum, fmtRatio, judge, mdTable, memberColumn, notMeasured } from '../report';
 import { median, medianEach, pct, ratio, rotate } from '../stats';
@@ -85,7 +88,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const rounds = ctx.options.rounds ?? (quick ? 1 : 3);
   const failures: string[] = [];
   const naive = new NaiveLock(ctx.spread, ctx.sessionTimeoutMs);
-  const contenders: Contender[] = ctx.peers.filter((p) => p.usesZooKeeper && p.handoffQueue).map((p) => remote(p, ctx));
+  // The raw floor relists as zk-recipes and Curator do: what the relisting design costs on a
+  // client with no layering, so that the goal against Curator can be read against it.
+  const peers = [...ctx.peers, rawFloorPeer(ctx.spread, ctx.sessionTimeoutMs)];
+  const contenders: Contender[] = peers.filter((p) => p.usesZooKeeper && p.handoffQueue).map((p) => remote(p, ctx));
   const naiveContender: Contender = {
     key: 'naive',
     label: naive.label,
@@ -206,6 +212,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     (size) =>
       `${size} waiters${held}: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
   );
+  const floorLines = sizes.map(
+    (size) => `${size} waiters${held}: zk-recipes ÷ raw floor ${fmtRatio(vs(size, 'floor-raw', p50))}; raw floor ÷ Curator ${fmtRatio(ratio(fig(size, 'floor-raw', p50), fig(size, 'curator', p50)))}`,
+  );
 
   const markdown = [
     `## 3. Hand-off: a queue of waiters${ctx.headingSuffix}`,
@@ -215,6 +224,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets', ...byMember.header], rows, [2, 3, 4, 5, 6, 7, 8]),
     '',
     `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
+    '',
+    `**Against the raw-socket floor** (the same requests, relisting on each wake as zk-recipes and Curator do, on a client with no layering: what this design can reach), p50: ${floorLines.join('; ')}.`,
     '',
     `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
   ].join('\n');

@@ -1,0 +1,58 @@
+/**
+ * The `handoff` scenario's queue, for the peers that run in the bench's process: a holder takes
+ * the lock, W waiters queue behind it, and `run()` releases the holder and waits until the lock
+ * has passed down the whole queue. Each peer brings only how one holder takes the lock.
+ */
+import { HoldCounter, clockUs } from './clock';
+import type { HandoffRun } from './types';
+
+/** Takes the lock for holder `k` (0: the first holder, then the waiters in queue order); resolves with its release. */
+export type TakeLock = (k: number) => Promise<() => Promise<void>>;
+
+/** A queue ready to run: every waiter has asked for the lock. */
+export interface QueuedHandoff {
+  run(): Promise<HandoffRun>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Takes the lock for holder 0, then queues `waiters` more behind it; each holds `holdMs` (a timer), then releases. */
+export async function queueHandoff(waiters: number, holdMs: number, take: TakeLock): Promise<QueuedHandoff> {
+  const counter = new HoldCounter();
+  const acquired = new Array<number>(waiters + 1).fill(0);
+  const released = new Array<number>(waiters + 1).fill(0);
+  const releaseFirst = await take(0);
+  counter.enter();
+  acquired[0] = clockUs();
+  const waiting: Array<Promise<void>> = [];
+  for (let k = 1; k <= waiters; k++) {
+    waiting.push(
+      (async () => {
+        const release = await take(k);
+        counter.enter();
+        acquired[k] = clockUs();
+        if (holdMs > 0) await sleep(holdMs);
+        released[k] = clockUs();
+        counter.leave();
+        await release();
+      })(),
+    );
+  }
+  // Settle every waiter before reporting, so a failure cannot go unhandled meanwhile.
+  const done = Promise.allSettled(waiting).then((results) => {
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  });
+  done.catch(() => undefined);
+  return {
+    run: async () => {
+      released[0] = clockUs();
+      counter.leave();
+      await releaseFirst();
+      await done;
+      return { acquiredUs: acquired, releasedUs: released, violations: counter.violations };
+    },
+  };
+}
