@@ -1,6 +1,6 @@
 import { expireSession } from '../../src/testing';
 import { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from '../../src/watch';
-import { isWatching, randomRoot, timing } from '../helpers';
+import { isWatching, randomRoot, StateRecorder, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
 /** Collects a watch's values, and waits for one that matches. */
@@ -140,6 +140,32 @@ describe('NodeWatch and ChildrenWatch', () => {
     await writer.setData(path, 'b');
     await seen;
     expect(values.seen).toEqual([]);
+  });
+
+  it('a watcher taken back while disconnected is forgotten: the next connection does not set it again', async () => {
+    const root = randomRoot('watch');
+    const [keptPath, droppedPath] = [`${root}/kept`, `${root}/dropped`];
+    const writer = await connect();
+    await writer.create(keptPath, { createParents: 'persistent' });
+    await writer.create(droppedPath);
+    const proxy = await zk.startProxy();
+    const client = await zk.clients.connect({ connectString: proxy.connectString });
+    const states = new StateRecorder(client);
+    const [kept, dropped] = [() => undefined, () => undefined];
+    await client.getData(keptPath, { watcher: kept });
+    await client.getData(droppedPath, { watcher: dropped });
+    const from = states.mark();
+    proxy.cut();
+    await states.waitFor('SUSPENDED', from);
+    await client.removeWatcher(droppedPath, dropped);
+    proxy.heal();
+    await states.waitFor('RECONNECTED', from);
+    // The session's requests run in order: once this read is answered, the watches the new
+    // connection set again are on the server.
+    await client.exists('/');
+    expect(await isWatching(zk.server, keptPath, client.sessionId)).toBe(true);
+    // The native binding cannot remove a watch: it sets every watch it had again.
+    expect(await isWatching(zk.server, droppedPath, client.sessionId)).toBe(!client.supports('removeWatches'));
   });
 
   it('ChildrenWatch follows children, and the parent through deletion and re-creation', async () => {

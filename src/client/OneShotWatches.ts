@@ -76,12 +76,13 @@ export class OneShotWatches {
 
   /**
    * Takes back `watcher`'s watches on `fullPath` (it will not be called), and removes them from the
-   * server through `live`, the connected transport, when it can (local: a watch the server cannot
-   * be told of is at least forgotten on the client). Never rejects.
+   * server through `current`, the transport of the current session, connected or not, when it can
+   * (local: a watch the server cannot be told of now is at least forgotten by the transport, so
+   * that its next connection does not set it again). Never rejects.
    */
-  async remove(fullPath: string, watcher: Watcher, kind: WatchKind | 'any', live: Transport | undefined): Promise<void> {
+  async remove(fullPath: string, watcher: Watcher, kind: WatchKind | 'any', current: Transport | undefined): Promise<void> {
     for (const taken of this.take(fullPath, watcher, kind)) {
-      if (!taken.transport.removeWatches || taken.transport !== live) continue;
+      if (!taken.transport.removeWatches || taken.transport !== current) continue;
       await taken.transport.removeWatches(fullPath, taken.kind, taken.native, true).catch(() => undefined);
     }
   }

@@ -600,7 +600,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     validateWatcher(watcher);
     const kind = o.kind ?? 'any';
     if (kind !== 'any' && kind !== 'data' && kind !== 'children') throw new InvalidArgumentError(`kind must be 'data', 'children' or 'any', got ${String(kind)}`);
-    await this.watches.remove(this.ns.full(path), watcher, kind, this.connection.live()?.transport);
+    await this.watches.remove(this.ns.full(path), watcher, kind, this.connection.transportNow);
   }
 
   /**
