@@ -169,12 +169,12 @@ export class Contender {
    * is then removed, in the background).
    */
   async untilGone(ahead: string, signal: AbortSignal | undefined): Promise<AheadOutcome> {
-    const wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal);
     const own = this.ownNode;
-    if (own === undefined) return wait.done;
-    // Our own node's watch, read beside the node ahead in the same round trip: its loss ends the wait.
+    if (own === undefined) return new DeletionWait(this.client, this.pathOf(ahead), this.session, signal).done;
+    // Our own node's watch, read beside the node ahead in the same write: its loss ends the wait.
+    const [wait, ownRead] = this.client.batch(() => [new DeletionWait(this.client, this.pathOf(ahead), this.session, signal), own.watch.start()] as const);
     own.listen((value) => value === null && wait.fail(VANISHED));
-    own.watch.start().then(
+    ownRead.then(
       () => own.gone && wait.fail(VANISHED),
       (err: unknown) => wait.fail(err),
     );

@@ -157,6 +157,17 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   }
 
   /**
+   * Runs `send`, whose requests (made synchronously) leave in one write when it returns, where the
+   * transport can (see `Transport.batch`): reads that belong together, in one round trip's write.
+   *
+   * @internal For the recipes; not in the published declarations.
+   */
+  batch<T>(send: () => T): T {
+    const t = this.connection.live()?.transport;
+    return t?.batch ? t.batch(send) : send();
+  }
+
+  /**
    * Whether the connection can be trusted now: connected, and this process has not stalled (a
    * SIGSTOP, a long GC pause, a blocked event loop) for a third of the session timeout or more,
    * or has had an answer since to a request sent after that stall. After such a stall, what the

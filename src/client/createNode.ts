@@ -78,13 +78,14 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
 
   const listing = (t: Transport) => (req.listParent ? t.getChildren(parent) : undefined);
 
+  const send = (t: Transport): [Promise<{ path: string; stat: Stat | undefined }>, ReturnType<typeof listing>] => [
+    t.create2 ? t.create2(target, req.data, req.mode, acl, req.ttlMs) : t.create(target, req.data, req.mode, acl, req.ttlMs).then((path) => ({ path, stat: undefined })),
+    // Sent right behind the create, in the same write: ZooKeeper runs one session's requests in
+    // order, so the listing already holds the new node. Its failure follows the create's.
+    listing(t),
+  ];
   const createOnce = async (t: Transport, session: Session): Promise<Created> => {
-    const created = t.create2
-      ? t.create2(target, req.data, req.mode, acl, req.ttlMs)
-      : t.create(target, req.data, req.mode, acl, req.ttlMs).then((path) => ({ path, stat: undefined }));
-    // Sent right behind the create: ZooKeeper runs one session's requests in order, so the
-    // listing already holds the new node. Its failure follows the create's.
-    const listed = listing(t);
+    const [created, listed] = req.listParent && t.batch ? t.batch(() => send(t)) : send(t);
     listed?.catch(() => undefined);
     const { path, stat } = await created;
     const parentListing = listed && (await listed);

@@ -532,6 +532,12 @@ export class ProtocolConnection implements SocketHandler {
     this.lastSendAt = performance.now();
   }
 
+  /** Runs `send`, whose requests leave in one write when it returns (see ProtocolSocket.batch); as it comes while not connected. */
+  batch<T>(send: () => T): T {
+    const socket = this.socket;
+    return this.phase === 'connected' && socket !== undefined ? socket.batch(send) : send();
+  }
+
   /**
    * Sends a request now when connected, else with the next connection. The caller checks
    * `isClosed` first: a closed session sends nothing more.

@@ -44,25 +44,68 @@ function openSocket(port: number): Promise<ProtocolSocket> {
   });
 }
 
+/** Resolves at the start of a later turn of the event loop. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('ProtocolSocket writes', () => {
-  it('sends the writes of one turn of the event loop in one write of the socket, in order', async () => {
+  it('sends the first write of a turn at once, and the writes after it in that turn together at its end, in order', async () => {
     const server = await recordingServer();
     const socket = await openSocket(server.port);
+    const writes = jest.spyOn(net.Socket.prototype, 'write');
     try {
-      const writes = jest.spyOn(net.Socket.prototype, 'write');
-      const frames = [Buffer.from('first-'), Buffer.from('second-'), Buffer.from('third')];
-      for (const f of frames) socket.write(f);
-      expect(writes).not.toHaveBeenCalled();
-      await server.received(18);
+      socket.write(Buffer.from('first-'));
       expect(writes).toHaveBeenCalledTimes(1);
-      writes.mockRestore();
+      socket.write(Buffer.from('second-'));
+      socket.write(Buffer.from('third'));
+      expect(writes).toHaveBeenCalledTimes(1);
+      await server.received(18);
+      expect(writes).toHaveBeenCalledTimes(2);
       expect(Buffer.concat(server.chunks).toString()).toBe('first-second-third');
 
-      // A later turn's write leaves in a write of its own, as it is.
+      // A later turn's first write leaves at once again.
+      await nextTurn();
       socket.write(Buffer.from('-fourth'));
+      expect(writes).toHaveBeenCalledTimes(3);
       await server.received(25);
       expect(Buffer.concat(server.chunks).toString()).toBe('first-second-third-fourth');
     } finally {
+      writes.mockRestore();
+      socket.destroy();
+      await server.close();
+    }
+  });
+
+  it('sends what a batch writes in one write when the batch returns; later writes of that turn wait for its end', async () => {
+    const server = await recordingServer();
+    const socket = await openSocket(server.port);
+    const writes = jest.spyOn(net.Socket.prototype, 'write');
+    try {
+      const value = socket.batch(() => {
+        socket.write(Buffer.from('create-'));
+        socket.write(Buffer.from('list-'));
+        expect(writes).not.toHaveBeenCalled();
+        return 42;
+      });
+      expect(value).toBe(42);
+      expect(writes).toHaveBeenCalledTimes(1);
+      socket.write(Buffer.from('after'));
+      expect(writes).toHaveBeenCalledTimes(1);
+      await server.received(17);
+      expect(writes).toHaveBeenCalledTimes(2);
+      expect(Buffer.concat(server.chunks).toString()).toBe('create-list-after');
+
+      // Inside a turn held back already, a batch's writes join what waits, in order.
+      await nextTurn();
+      socket.write(Buffer.from('-a'));
+      socket.write(Buffer.from('-b'));
+      socket.batch(() => socket.write(Buffer.from('-c')));
+      socket.write(Buffer.from('-d'));
+      expect(writes).toHaveBeenCalledTimes(3);
+      await server.received(25);
+      expect(writes).toHaveBeenCalledTimes(4);
+      expect(Buffer.concat(server.chunks).toString()).toBe('create-list-after-a-b-c-d');
+    } finally {
+      writes.mockRestore();
       socket.destroy();
       await server.close();
     }
@@ -73,11 +116,15 @@ describe('ProtocolSocket writes', () => {
     const socket = await openSocket(server.port);
     const writes = jest.spyOn(net.Socket.prototype, 'write');
     try {
+      socket.write(Buffer.from('sent at once'));
       socket.write(Buffer.from('never sent'));
+      socket.batch(() => socket.write(Buffer.from('nor this')));
       socket.destroy();
-      socket.write(Buffer.from('nor this'));
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      expect(writes).not.toHaveBeenCalled();
+      socket.write(Buffer.from('nor that'));
+      socket.batch(() => socket.write(Buffer.from('nor the last')));
+      await nextTurn();
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(writes.mock.calls[0][0]).toEqual(Buffer.from('sent at once'));
     } finally {
       writes.mockRestore();
       await server.close();

@@ -138,6 +138,10 @@ export class ProtocolTransport implements Transport {
     return this.connection.close();
   }
 
+  batch<T>(send: () => T): T {
+    return this.connection.batch(send);
+  }
+
   // ---------------------------------------------------------------- requests
 
   /** Sends a request whose body the schema records write (see `request`). */

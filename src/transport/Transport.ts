@@ -195,6 +195,12 @@ export interface Transport {
 
   // ---- optional: the protocol transport has them, the native one does not.
 
+  /**
+   * Runs `send`, whose requests (made on this transport, synchronously) leave in one write when it
+   * returns: a create and the listing pipelined behind it. Optional: a transport without it sends
+   * each as it comes, and the caller runs `send` itself.
+   */
+  batch?<T>(send: () => T): T;
   /** A create that also returns the new node's stat (create2). */
   create2?(path: string, data: Buffer, mode: CreateMode, acl: readonly ACL[], ttlMs?: number): Promise<{ path: string; stat: Stat }>;
   /** Runs the operations atomically. Resolves with a result per operation, 'error' entries included when it failed. */
