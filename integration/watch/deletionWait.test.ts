@@ -53,8 +53,10 @@ describe('DeletionWait', () => {
     const client = await connect();
     const wait = new DeletionWait(client, path, client.session!, undefined);
     await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    // Listened to before the expiry: the client may hear of it before expireSession returns.
+    const rejected = expect(wait.done).rejects.toMatchObject({ code: 'SESSION_LOST' });
     await expireSession(client);
-    await expect(wait.done).rejects.toMatchObject({ code: 'SESSION_LOST' });
+    await rejected;
   });
 
   it("rejects with the signal's reason on abort, and takes its watch off the server where the transport can", async () => {
