@@ -187,7 +187,7 @@ export class Contender {
     }
     // A claim needs our node still standing, as its watch's first read and the events since say:
     // its deletion would have come first.
-    await own.watch.start();
+    await ownRead;
     return own.gone ? 'vanished' : outcome;
   }
 

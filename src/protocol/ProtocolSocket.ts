@@ -168,18 +168,9 @@ export class ProtocolSocket {
    */
   write(bytes: Buffer): void {
     if (this.destroyed) return;
-    if (this.queued !== undefined) {
-      this.queued.push(bytes);
-      return;
-    }
-    if (this.wroteThisTurn) {
-      this.queued = [bytes];
-      process.nextTick(flushSocket, this);
-      return;
-    }
-    this.wroteThisTurn = true;
-    process.nextTick(endTurn, this);
-    this.socket.write(bytes);
+    if (this.queued === undefined && !this.wroteThisTurn) return this.writeNow(bytes);
+    if (this.queued === undefined) this.cork();
+    (this.queued as Buffer[]).push(bytes);
   }
 
   /**
@@ -194,13 +185,7 @@ export class ProtocolSocket {
     } finally {
       const queued = this.queued;
       this.queued = undefined;
-      if (queued !== undefined && queued.length > 0 && !this.destroyed) {
-        if (!this.wroteThisTurn) {
-          this.wroteThisTurn = true;
-          process.nextTick(endTurn, this);
-        }
-        this.socket.write(queued.length === 1 ? queued[0] : Buffer.concat(queued));
-      }
+      if (queued !== undefined && queued.length > 0 && !this.destroyed) this.writeNow(joined(queued));
     }
   }
 
@@ -216,12 +201,21 @@ export class ProtocolSocket {
     const queued = this.queued;
     this.queued = undefined;
     if (queued === undefined || queued.length === 0 || this.destroyed) return;
-    this.socket.write(queued.length === 1 ? queued[0] : Buffer.concat(queued));
+    this.socket.write(joined(queued));
   }
 
   /** The turn is over: the next write leaves at once. */
   endTurn(): void {
     this.wroteThisTurn = false;
+  }
+
+  /** Writes `bytes` now: the write of this turn that leaves at once. */
+  private writeNow(bytes: Buffer): void {
+    if (!this.wroteThisTurn) {
+      this.wroteThisTurn = true;
+      process.nextTick(endTurn, this);
+    }
+    this.socket.write(bytes);
   }
 
   /** Closes the socket; frames not yet handled are dropped and the handler hears no more. */
@@ -240,4 +234,8 @@ function flushSocket(socket: ProtocolSocket): void {
 
 function endTurn(socket: ProtocolSocket): void {
   socket.endTurn();
+}
+
+function joined(frames: Buffer[]): Buffer {
+  return frames.length === 1 ? frames[0] : Buffer.concat(frames);
 }

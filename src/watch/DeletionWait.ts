@@ -44,7 +44,8 @@ export class DeletionWait {
   private over = false;
   /** Made on the first change that is not the deletion: most waits never see one. */
   private loop: StepLoop | undefined;
-  private readonly stopSessionEnd: () => void;
+  /** Forgets our callback on the session's end, once one is set. */
+  private stopSessionEnd: () => void = () => undefined;
   private readonly onAbort: (() => void) | undefined;
 
   /** Starts the wait: the first read is sent at once. */
@@ -59,14 +60,8 @@ export class DeletionWait {
       this.resolveDone = resolve;
       this.rejectDone = reject;
     });
-    if (session.isEnded) {
-      this.stopSessionEnd = () => undefined;
-      this.fail(session.endReason);
-      return;
-    }
-    if (signal?.aborted) {
-      this.stopSessionEnd = () => undefined;
-      this.fail(abortReason(signal));
+    if (session.isEnded || signal?.aborted) {
+      this.fail(session.isEnded ? session.endReason : abortReason(signal as AbortSignal));
       return;
     }
     this.stopSessionEnd = session.onEnd(() => this.fail(session.endReason));
