@@ -36,7 +36,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { external, startStandalone, type Deployment } from './deployment';
-import { clockUs, HoldCounter } from './peers/clock';
+import { queueHandoff } from './peers/handoffQueue';
 import {
   EVENT_NODE_DELETED,
   FLAG_EPHEMERAL_SEQUENTIAL,
@@ -49,6 +49,7 @@ import {
   RawZkSession,
 } from './peers/rawFloor';
 import { connectStringOf } from './peers/types';
+import { handoffLatencies } from './scenarios/handoff';
 import { fmt, median, pct } from './stats';
 
 const SESSION_TIMEOUT_MS = 30_000;
@@ -209,77 +210,40 @@ async function runOnce(deployment: Deployment, spec: RunSpec): Promise<RunResult
   try {
     await sessions[0].ensurePath(parent);
     const tally: Tally = new Map();
-    const counter = new HoldCounter();
-    const acquired = new Array<number>(waiters + 1).fill(0);
-    const released = new Array<number>(waiters + 1).fill(0);
     const seqs = new Array<string>(waiters + 1).fill('');
-    let measuring = false;
-
-    const first = await acquire(sessions[0], parent, variant, new Map(), () => undefined);
-    if (first.marked) await first.marked;
-    counter.enter();
-    acquired[0] = clockUs();
-    seqs[0] = first.path.slice(-10);
-
     let armedCount = 0;
     let allArmed: () => void = () => undefined;
     const armedP = new Promise<void>((r) => (allArmed = r));
     const onArmed = () => {
       if (++armedCount === waiters) allArmed();
     };
-    const waiting: Array<Promise<void>> = [];
-    for (let k = 1; k <= waiters; k++) {
-      const s = sessions[(k - 1) % sessions.length];
-      waiting.push(
-        (async () => {
-          const got = await acquire(s, parent, variant, tally, onArmed);
-          counter.enter();
-          acquired[k] = clockUs();
-          seqs[k] = got.path.slice(-10);
-          if (!measuring) counter.violations++; // no waiter may hold before the first release
-          if (holdMs > 0) await sleep(holdMs);
-          released[k] = clockUs();
-          counter.leave();
-          await s.delete(got.path);
-        })(),
-      );
-    }
-    const done = Promise.allSettled(waiting).then((rs) => {
-      const bad = rs.find((r) => r.status === 'rejected');
-      if (bad) throw (bad as PromiseRejectedResult).reason;
+    // The holder (k = 0) waits for its marker's reply, so that the first waiter reads it marked.
+    // A waiter that holds before the holder's release is an overlap for the queue's counter.
+    const queued = await queueHandoff(waiters, holdMs, async (k) => {
+      const s = sessions[k === 0 ? 0 : (k - 1) % sessions.length];
+      const got = await acquire(s, parent, variant, k === 0 ? new Map() : tally, k === 0 ? () => undefined : onArmed);
+      if (k === 0 && got.marked) await got.marked;
+      seqs[k] = got.path.slice(-10);
+      return () => s.delete(got.path);
     });
-    done.catch(() => undefined);
     const queueTimeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`only ${armedCount}/${waiters} waiters queued in ${QUEUE_TIMEOUT_MS} ms`)), QUEUE_TIMEOUT_MS);
     });
-    await Promise.race([armedP, done, queueTimeout]);
+    await Promise.race([armedP, queued.settled, queueTimeout]);
     clearTimeout(timer);
     await sleep(SETTLE_MS);
     // What the queuing did is not a hand-off: count from the release on.
     tally.clear();
     requests.clear();
 
-    measuring = true;
-    released[0] = clockUs();
-    counter.leave();
-    await sessions[0].delete(first.path);
-    await done;
+    const run = await queued.run();
     const sent = new Map(requests);
-
-    const order = acquired.map((_, i) => i).sort((a, b) => acquired[a] - acquired[b]);
-    const lat: number[] = [];
-    let overlaps = 0;
+    const { latencies, overlaps } = handoffLatencies(run);
+    const order = run.acquiredUs.map((_, i) => i).sort((x, y) => run.acquiredUs[x] - run.acquiredUs[y]);
     let outOfOrder = 0;
-    for (let j = 1; j < order.length; j++) {
-      const prev = order[j - 1];
-      const next = order[j];
-      const gap = acquired[next] - released[prev];
-      if (gap < 0) overlaps++;
-      if (seqs[next] <= seqs[prev]) outOfOrder++;
-      lat.push(gap);
-    }
+    for (let j = 1; j < order.length; j++) if (seqs[order[j]] <= seqs[order[j - 1]]) outOfOrder++;
     await sessions[0].delete(parent).catch(() => undefined);
-    return { p50: pct(lat, 50), p99: pct(lat, 99), handoffs: lat.length, violations: counter.violations, overlaps, outOfOrder, requests: sent, reasons: tally };
+    return { p50: pct(latencies, 50), p99: pct(latencies, 99), handoffs: latencies.length, violations: run.violations, overlaps, outOfOrder, requests: sent, reasons: tally };
   } finally {
     clearTimeout(timer);
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));

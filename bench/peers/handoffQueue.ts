@@ -12,6 +12,8 @@ export type TakeLock = (k: number) => Promise<() => Promise<void>>;
 /** A queue ready to run: every waiter has asked for the lock. */
 export interface QueuedHandoff {
   run(): Promise<HandoffRun>;
+  /** Rejects as soon as a holder fails; resolves once every waiter has released (only after `run`). */
+  readonly settled: Promise<void>;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -47,6 +49,7 @@ export async function queueHandoff(waiters: number, holdMs: number, take: TakeLo
   });
   done.catch(() => undefined);
   return {
+    settled: done,
     run: async () => {
       released[0] = clockUs();
       counter.leave();
