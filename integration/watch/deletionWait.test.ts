@@ -2,6 +2,7 @@ import { expireSession } from '../../src/testing';
 import { DeletionWait } from '../../src/watch/DeletionWait';
 import { eventually, isWatching, randomRoot, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
+import { InstrumentedTransports } from '../instrumentedTransports';
 
 /** Whether `promise` has settled, as the microtasks queued so far tell. */
 async function settledYet(promise: Promise<unknown>): Promise<boolean> {
@@ -101,5 +102,34 @@ describe('DeletionWait', () => {
     expect(await settledYet(wait.done)).toBe(false);
     await writer.delete(path);
     await expect(wait.done).resolves.toBe('deleted');
+  });
+
+  it('tells onRead what each read found, and hears a read in flight out before it ends on the deletion', async () => {
+    const path = await node('first');
+    const writer = await connect();
+    const traced = new InstrumentedTransports();
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: traced.factory });
+    const reads: string[] = [];
+    const wait = new DeletionWait(client, path, client.session!, undefined, (data, stat) => reads.push(`${data.toString('utf8')}@${stat.version}`));
+    // The server sets the watch before it answers: the answer may reach the client after the
+    // server shows the watch.
+    await eventually('the first read', () => reads.length > 0);
+    expect(reads).toEqual(['first@0']);
+    // The change makes the wait read again; its answer is held back until the node is gone, so
+    // the deletion's event reaches the client first.
+    const held = traced.holdNext('getData', path);
+    await writer.setData(path, 'second');
+    await held.reached;
+    // A watcher of the test's on the same node, in the same session: the client tells it of the
+    // deletion in the same dispatch as the wait.
+    let heard!: () => void;
+    const deletionHeard = new Promise<void>((resolve) => (heard = resolve));
+    await client.exists(path, { watcher: (event) => event.type === 'deleted' && heard() });
+    await writer.delete(path);
+    await deletionHeard;
+    expect(await settledYet(wait.done)).toBe(false);
+    held.release();
+    await expect(wait.done).resolves.toBe('deleted');
+    expect(reads).toEqual(['first@0', 'second@1']);
   });
 });

@@ -9,6 +9,7 @@ import {
   type Stat,
   type ZkClient,
 } from '../../src/recipeKit';
+import { HandOffMarkReader } from './handOffMark';
 import { OwnNode } from './OwnNode';
 import { lockNodesBefore } from './sequence';
 
@@ -19,8 +20,8 @@ export interface Listing {
   readonly pzxid: bigint;
 }
 
-/** How a wait for the node ahead ended. */
-export type AheadOutcome = 'deleted' | 'missing' | 'vanished';
+/** How a wait for the node ahead ended: 'handedOff' when it was deleted after it was seen to hold (see handOffMark.ts). */
+export type AheadOutcome = 'deleted' | 'handedOff' | 'missing' | 'vanished';
 
 /** How a wait ends when our own node goes first: not an error, never seen outside `untilGone`. */
 const VANISHED = Symbol('vanished');
@@ -164,20 +165,26 @@ export class Contender {
 
   /**
    * Watches the node `ahead` (a name under the parent) until it is deleted. 'missing' when it is
-   * gone already; 'vanished' when our own node goes first (when watched: see `watchOwn`). Rejects
-   * with a SessionLostError when our session ends, and with the signal's reason on abort (the watch
-   * is then removed, in the background).
+   * gone already; 'vanished' when our own node goes first (when watched: see `watchOwn`). With
+   * `handOff`, a read of the node ahead that shows the hand-off mark (see handOffMark.ts) starts
+   * the watch on our own node, and the deletion is then 'handedOff': the node ahead held, so
+   * nothing is left before ours. Rejects with a SessionLostError when our session ends, and with
+   * the signal's reason on abort (the watch is then removed, in the background).
    */
-  async untilGone(ahead: string, signal: AbortSignal | undefined): Promise<AheadOutcome> {
-    const own = this.ownNode;
-    if (own === undefined) return new DeletionWait(this.client, this.pathOf(ahead), this.session, signal).done;
-    // Our own node's watch, read beside the node ahead in the same write: its loss ends the wait.
-    const [wait, ownRead] = this.client.batch(() => [new DeletionWait(this.client, this.pathOf(ahead), this.session, signal), own.watch.start()] as const);
-    own.listen((value) => value === null && wait.fail(VANISHED));
-    ownRead.then(
-      () => own.gone && wait.fail(VANISHED),
-      (err: unknown) => wait.fail(err),
-    );
+  async untilGone(ahead: string, signal: AbortSignal | undefined, handOff = false): Promise<AheadOutcome> {
+    const mark = handOff ? new HandOffMarkReader() : undefined;
+    let ownRead: Promise<unknown> | undefined;
+    let wait: DeletionWait;
+    const onRead = mark && ((data: Buffer, stat: Stat) => mark.read(data, stat) && (ownRead ??= this.guardOwn(wait)));
+    if (this.ownNode === undefined) {
+      wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, onRead);
+    } else {
+      // Our own node's watch, read beside the node ahead in the same write: its loss ends the wait.
+      [wait, ownRead] = this.client.batch(() => {
+        const started = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, onRead);
+        return [started, this.guardOwn(started)] as const;
+      });
+    }
     let outcome: AheadOutcome;
     try {
       outcome = await wait.done;
@@ -185,10 +192,24 @@ export class Contender {
       if (err === VANISHED) return 'vanished';
       throw err;
     }
+    if (ownRead === undefined) return outcome;
     // A claim needs our node still standing, as its watch's first read and the events since say:
     // its deletion would have come first.
     await ownRead;
-    return own.gone ? 'vanished' : outcome;
+    if (this.ownGone) return 'vanished';
+    return outcome === 'deleted' && mark?.marked === true ? 'handedOff' : outcome;
+  }
+
+  /** Watches our own node (see `watchOwn`) for the length of `wait`, which its loss ends; resolves once its first read has answered. */
+  private guardOwn(wait: DeletionWait): Promise<unknown> {
+    const own = this.watchOwn();
+    const read = own.watch.start();
+    own.listen((value) => value === null && wait.fail(VANISHED));
+    read.then(
+      () => own.gone && wait.fail(VANISHED),
+      (err: unknown) => wait.fail(err),
+    );
+    return read;
   }
 
   /**

@@ -272,8 +272,19 @@ export class InterProcessMutex implements InterProcessLock {
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
+    if (acquisition.waited && this.internals.driver.handOff) this.markWhileHeld(holding);
     if (log.enabled) log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
     return this.enter(holding);
+  }
+
+  /**
+   * Writes the hand-off mark (see handOffMark.ts) if the hold lasts past the turn of the event
+   * loop it was won in: a holder that releases at once writes nothing.
+   */
+  private markWhileHeld(holding: Holding): void {
+    setImmediate(() => {
+      if (this.held.has(holding) && !holding.monitor.isLost) this.internals.markHeld(holding.acquisition.node);
+    });
   }
 
   private enter(holding: Holding): Lease {

@@ -42,6 +42,7 @@ export function writeLockDriver(): LockDriver {
     sortNames: SORT_NAMES,
     relistOnWake: true,
     tokenFromOwnNode: false,
+    handOff: false,
     decide(before) {
       return before.length === 0 ? { holds: true } : { holds: false, watch: before[before.length - 1] };
     },
@@ -67,6 +68,7 @@ export function readLockDriver(): LockDriver {
     sortNames: SORT_NAMES,
     relistOnWake: true,
     tokenFromOwnNode: false,
+    handOff: false,
     decide(before, ours) {
       const own = sequenceText(ours);
       const writer = before.find((name) => isWriteNode(name) && sequenceText(name) !== own);

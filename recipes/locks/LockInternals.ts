@@ -13,6 +13,7 @@ import {
 } from '../../src/recipeKit';
 import { AttemptScope } from './AttemptScope';
 import { Contender, type Listing } from './Contender';
+import { writeHandOffMark } from './handOffMark';
 import type { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
@@ -50,6 +51,12 @@ export interface LockDriver {
    * downgrade breaks the argument (its read node is younger than the writers queued behind it).
    */
   readonly tokenFromOwnNode: boolean;
+  /**
+   * Whether the lock has one holder and each waiter watches the node just ahead of it, so that a
+   * holder may mark its node and the waiter behind it take the lock on that node's deletion with
+   * no listing (see handOffMark.ts).
+   */
+  readonly handOff: boolean;
 }
 
 /** Curator's standard driver: the first `maxLeases` nodes hold; the others each watch the node `maxLeases` places ahead. */
@@ -59,6 +66,7 @@ export function standardDriver(lockName: string, maxLeases = 1): LockDriver {
     sortNames: [lockName],
     relistOnWake: false,
     tokenFromOwnNode: maxLeases === 1,
+    handOff: maxLeases === 1,
     decide(before) {
       return before.length < maxLeases ? { holds: true } : { holds: false, watch: before[before.length - maxLeases] };
     },
@@ -82,6 +90,8 @@ export interface Acquisition {
   readonly session: Session;
   /** The watch on our node the wait set, when it did: the lease's monitor takes it over. */
   readonly own?: OwnNode;
+  /** Whether another node held or waited ahead of ours: the lock is contended. */
+  readonly waited: boolean;
 }
 
 /** The node an attempt creates instead of the driver's: a name to protect, and its mode. */
@@ -225,6 +235,12 @@ export class LockInternals {
     }
   }
 
+  /** Writes the hand-off mark on `node`, held (see handOffMark.ts): its data again, as created. */
+  markHeld(node: string): void {
+    const made = this.driverCreate;
+    if (made !== undefined && this.driver.handOff) writeHandOffMark(this.client, node, made.create);
+  }
+
   /** Lock nodes in lock order, as full paths. */
   async getParticipantNodes(): Promise<string[]> {
     try {
@@ -263,6 +279,7 @@ export class LockInternals {
     let before: readonly string[] | undefined = [];
     let parentToken: bigint | undefined;
     let won = false;
+    let waited = false;
 
     try {
       for (;;) {
@@ -290,11 +307,11 @@ export class LockInternals {
               czxid = (stat as Stat).czxid;
             }
             won = true;
-            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own };
+            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own, waited };
           }
           if (parentToken !== undefined) {
             won = true;
-            return { node: contender.path, fencingToken: parentToken, session: contender.session };
+            return { node: contender.path, fencingToken: parentToken, session: contender.session, waited };
           }
           if (driver.relistOnWake) {
             listing = await this.list(contender, scope);
@@ -310,6 +327,9 @@ export class LockInternals {
         // What the wait keeps of the listing: the nodes still ahead once the watched one goes,
         // when that settles the win; otherwise nothing, and the wake-up lists again.
         const settled = this.settledOnWake(before, decision.watch, ourName);
+        // Further back, the node just ahead may mark itself once it holds (see handOffMark.ts):
+        // its deletion then settles the win too.
+        const handOff = driver.handOff && settled === undefined && decision.watch === before[before.length - 1];
         before = settled ?? [];
         if (tokenFromOwnNode && lastAhead) {
           // The node ahead is the last one: its deletion alone can settle the win, with no read,
@@ -322,8 +342,9 @@ export class LockInternals {
           ownStat ??= contender.readOwn(scope.signal);
           ownStat.catch(() => undefined);
         }
+        waited = true;
         // Waiting behind a holder, the watch's reads included: past the deadline it ends at once.
-        const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal)));
+        const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal, handOff)));
         if (gone === 'vanished') return 'vanished';
         if (gone === 'missing') {
           // Gone already: what we knew is stale, so learn it all again in one read rather than
@@ -332,9 +353,10 @@ export class LockInternals {
           continue;
         }
         parentToken = undefined;
-        // Settled when it was the last node ahead of us; otherwise the nodes we knew of may
-        // have gone too (in a drain they all have), so one listing beats probing each.
-        if (settled === undefined) listing = await this.list(contender, scope);
+        // Settled when it was the last node ahead of us, or held (marked: nothing is left ahead);
+        // otherwise the nodes we knew of may have gone too (in a drain they all have), so one
+        // listing beats probing each.
+        if (settled === undefined && gone !== 'handedOff') listing = await this.list(contender, scope);
       }
     } finally {
       if (!won) contender.dropOwnWatch();

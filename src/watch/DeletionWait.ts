@@ -3,7 +3,7 @@ import type { Session } from '../client/Session';
 import type { ZkClient } from '../client/ZkClient';
 import { isZkError } from '../errors';
 import { isSessionEndedError } from '../retry';
-import type { WatchEvent, Watcher } from '../transport/Transport';
+import type { Stat, WatchEvent, Watcher } from '../transport/Transport';
 import { abortReason } from '../util/async';
 import { StepLoop } from '../util/StepLoop';
 
@@ -18,12 +18,15 @@ export type DeletionOutcome = 'deleted' | 'missing';
  * session), cut to this one question, for the path that every contended acquisition takes:
  *
  * - one getData with a one-shot watch, sent now; NONODE is 'missing';
- * - a deletion event is 'deleted', with no read; any other event (a change of the node's data, or
- *   the native transport not keeping the watch) reads again with a new watch, and NONODE then is
- *   'deleted'. A read that fails then is tried again after a back-off (StepLoop), as `Watch` does;
- * - the reads take the node's bytes as stored, never decompressed: what matters is that the node
- *   stands, and a client with `enableCompression` waits behind a peer's node (Curator's, say)
- *   whose data is not compressed;
+ * - a deletion event is 'deleted', with no read (with `onRead`, once the reads in flight have
+ *   answered: one the server answered before the deletion carries what the node said last); any
+ *   other event (a change of the node's data, or the native transport not keeping the watch) reads
+ *   again with a new watch, and NONODE then is 'deleted'. A read that fails then is tried again
+ *   after a back-off (StepLoop), as `Watch` does;
+ * - the reads take the node's bytes as stored, never decompressed: what matters is whether the
+ *   node stands, and a client with `enableCompression` waits behind a peer's node (Curator's, say)
+ *   whose data is not compressed. Each read that finds the node is told to `onRead`, when given:
+ *   a waiter learns from it what the node's holder has said (see the locks' hand-off mark);
  * - the session's end (heard through `Session.onEnd`) rejects `done` with the session's end reason,
  *   and the signal's abort with its reason;
  * - what the server still watches when the wait ends otherwise than by the node's deletion is
@@ -44,6 +47,10 @@ export class DeletionWait {
   private ready = false;
   /** An event other than the deletion came before the first read answered. */
   private eventEarly = false;
+  /** Reads sent and not yet answered. */
+  private reading = 0;
+  /** The deletion event came while a read was in flight (with `onRead`): the wait ends once it answers. */
+  private deletedSeen = false;
   private over = false;
   /** Made on the first change that is not the deletion: most waits never see one. */
   private loop: StepLoop | undefined;
@@ -58,6 +65,8 @@ export class DeletionWait {
     readonly path: string,
     private readonly session: Session,
     private readonly signal: AbortSignal | undefined,
+    /** Told of each read that found the node, before the wait ends on a deletion the server made after it. */
+    private readonly onRead?: (data: Buffer, stat: Stat) => void,
   ) {
     this.done = new Promise<DeletionOutcome>((resolve, reject) => {
       this.resolveDone = resolve;
@@ -73,14 +82,20 @@ export class DeletionWait {
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
     this.armed = true;
+    this.reading = 1;
     this.client.getData(path, { watcher: this.watcher, session, signal, compressed: false }).then(
-      () => {
+      (read) => {
+        this.reading -= 1;
         this.ready = true;
-        if (this.eventEarly) this.kick();
+        if (!this.over) this.onRead?.(read.data, read.stat);
+        if (this.deletedSeen) this.end('deleted');
+        else if (this.eventEarly) this.kick();
       },
       (err: unknown) => {
+        this.reading -= 1;
         this.armed = false;
-        if (isZkError(err, 'NONODE')) this.end('missing');
+        if (this.deletedSeen) this.end('deleted');
+        else if (isZkError(err, 'NONODE')) this.end('missing');
         else this.fail(err);
       },
     );
@@ -102,7 +117,12 @@ export class DeletionWait {
   private onEvent(event: WatchEvent): void {
     this.armed = false;
     if (this.over) return;
-    if (event.type === 'deleted') return this.end('deleted');
+    if (event.type === 'deleted') {
+      // A read in flight may carry what the node said just before it went: hear it first.
+      if (this.onRead !== undefined && this.reading > 0) this.deletedSeen = true;
+      else this.end('deleted');
+      return;
+    }
     if (event.type === 'sessionLost') return this.fail(this.session.endReason ?? event);
     if (this.ready) this.kick();
     else this.eventEarly = true;
@@ -123,13 +143,18 @@ export class DeletionWait {
     if (this.over) return;
     const watch = !this.armed;
     if (watch) this.armed = true;
+    this.reading += 1;
     try {
-      await this.client.getData(this.path, { watcher: watch ? this.watcher : undefined, session: this.session, signal: this.signal, compressed: false });
+      const read = await this.client.getData(this.path, { watcher: watch ? this.watcher : undefined, session: this.session, signal: this.signal, compressed: false });
+      if (!this.over) this.onRead?.(read.data, read.stat);
     } catch (err) {
       if (watch) this.armed = false;
-      if (!isZkError(err, 'NONODE')) throw err;
+      if (!isZkError(err, 'NONODE') && !this.deletedSeen) throw err;
       this.end('deleted');
+    } finally {
+      this.reading -= 1;
     }
+    if (this.deletedSeen && this.reading === 0) this.end('deleted');
   }
 
   private finish(): void {

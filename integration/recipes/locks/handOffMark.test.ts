@@ -1,0 +1,136 @@
+/**
+ * The mutex's hand-off mark (recipes/locks/handOffMark.ts): a holder that waited, and still holds
+ * once the turn it won in is over, writes its node's data again at version 0; the waiter just
+ * behind it then takes the lock on that node's deletion, with no listing, though other nodes were
+ * ahead of it when it joined. Any other write to the node is no mark: the waiter lists, and waits
+ * for whoever still holds.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { InterProcessMutex, REVOKE_MESSAGE } from '../../../recipes/locks';
+import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
+import type { ZkClient } from '../../../src';
+import { eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
+import { InstrumentedTransports } from '../../instrumentedTransports';
+
+/** Whether `promise` has settled, as the microtasks queued so far tell. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+/** Two turns of the event loop: a mark due after the turn a lock was won in has been sent by then. */
+async function twoTurns(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+describe('mutex hand-off mark', () => {
+  const zk = useZooKeeper();
+  const connect = (options: { transportFactory?: InstrumentedTransports['factory'] } = {}): Promise<ZkClient> =>
+    zk.clients.connect({ connectString: zk.server.connectString, ...options });
+
+  /**
+   * A holder, a waiter behind it, and a third waiter behind that one, each in its own session;
+   * resolves once the third watches the second's node.
+   */
+  async function lineOfThree(path: string, secondSignal?: AbortSignal) {
+    const [a, b, c] = [await connect(), await connect(), await connect()];
+    const first = await new InterProcessMutex(a, path).acquire({ timeoutMs: timing(10_000) });
+    const second = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(20_000), signal: secondSignal });
+    second.catch(() => undefined);
+    await eventually('the second to watch the first', () => isWatching(zk.server, first.node, b.sessionId));
+    const third = new InterProcessMutex(c, path).acquire({ timeoutMs: timing(20_000) });
+    third.catch(() => undefined);
+    const nodes = await eventually('three nodes', async () => {
+      const all = await new InterProcessMutex(a, path).getParticipantNodes();
+      return all.length === 3 ? all : undefined;
+    });
+    await eventually('the third to watch the second', () => isWatching(zk.server, nodes[1], c.sessionId));
+    return { a, b, c, first, second, third, nodes };
+  }
+
+  it('a holder that waited marks its node; the waiter behind it holds on its deletion, with no listing', async () => {
+    const root = randomRoot('mark');
+    const path = `${root}/lock`;
+    const { a, c, first, second, third, nodes } = await lineOfThree(path);
+    const before = await a.getData(nodes[1]);
+    expect(before.stat.version).toBe(0);
+    await first.release();
+    const held = await second;
+
+    // The mark: the node's data written again, unchanged. The waiter behind reads it, and then
+    // watches its own node (what lets it claim on the event alone).
+    const marked = await eventually('the mark', async () => {
+      const read = await a.getData(nodes[1]);
+      return read.stat.version === 1 ? read : undefined;
+    });
+    expect(marked.data).toEqual(before.data);
+    await eventually('the third to watch its own node', () => isWatching(zk.server, nodes[2], c.sessionId));
+
+    const listings: string[] = [];
+    const onOperation = (message: unknown) => {
+      const event = message as OperationEvent;
+      if (event.operation === 'getChildren' && event.path.startsWith(`${root}/`)) listings.push(event.path);
+    };
+    subscribe(METRICS_CHANNELS.operation, onOperation);
+    try {
+      await held.release();
+      const lease = await third;
+      expect(listings).toEqual([]);
+      expect(lease.node).toBe(nodes[2]);
+      expect(lease.fencingToken).toBeGreaterThan(held.fencingToken);
+      await lease.release();
+    } finally {
+      unsubscribe(METRICS_CHANNELS.operation, onOperation);
+    }
+  });
+
+  it.each([
+    ['Curator’s revocation message', REVOKE_MESSAGE],
+    ['other bytes', 'not a mark'],
+  ])('a write of %s to a waiting node is no mark: the waiter behind it waits for the holder', async (_what, data) => {
+    const path = `${randomRoot('mark')}/lock`;
+    const giveUp = new AbortController();
+    const { a, c, first, second, third, nodes } = await lineOfThree(path, giveUp.signal);
+    await a.setData(nodes[1], data);
+    // The write fires the third's watch before setData returns: a watch seen now is its read again.
+    await eventually('the third to read the second again', () => isWatching(zk.server, nodes[1], c.sessionId));
+
+    // The second gives up, never having held: its node goes.
+    giveUp.abort(new Error('giving up'));
+    await expect(second).rejects.toThrow('giving up');
+    await eventually('the third to watch the holder', () => isWatching(zk.server, first.node, c.sessionId));
+    expect(await settledYet(third)).toBe(false);
+
+    await first.release();
+    const lease = await third;
+    expect(lease.fencingToken).toBeGreaterThan(first.fencingToken);
+    await lease.release();
+  });
+
+  it('is not written by a holder that did not wait, nor by one that releases in the turn it won', async () => {
+    const path = `${randomRoot('mark')}/lock`;
+    const traced = new InstrumentedTransports();
+    const [a, b] = [await connect(), await connect({ transportFactory: traced.factory })];
+
+    // Uncontended, held past its turn.
+    const alone = await new InterProcessMutex(b, path).acquire({ timeoutMs: timing(10_000) });
+    await twoTurns();
+    expect((await a.getData(alone.node)).stat.version).toBe(0);
+    await alone.release();
+
+    // Waited, and released at once: in the turn it was won, as the lease comes.
+    const first = await new InterProcessMutex(a, path).acquire({ timeoutMs: timing(10_000) });
+    const waited = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(20_000) }).then((lease) => lease.release());
+    await eventually('the waiter to watch the holder', () => isWatching(zk.server, first.node, b.sessionId));
+    await first.release();
+    await waited;
+    await twoTurns();
+    expect(traced.calls.filter((call) => call.startsWith('setData '))).toEqual([]);
+  });
+});
