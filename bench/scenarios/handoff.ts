@@ -238,7 +238,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     '',
     `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
     '',
-    `**Against the raw-socket floor** (the same requests, relisting on each wake as zk-recipes and Curator do, on a client with no layering: what this design can reach), p50: ${floorLines.join('; ')}.`,
+    `**Against the raw-socket floor** (the same requests, relisting on each wake as Curator does, and as zk-recipes does unless the node ahead was seen marked (its hand-off mark), on a client with no layering: what the relisting design can reach), p50: ${floorLines.join('; ')}.`,
     '',
     `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
   ].join('\n');

@@ -19,6 +19,12 @@ import { REVOKE_MESSAGE } from './LockMonitor';
  *   nothing: its delete would come right behind the mark, and the waiter would read the node again
  *   for nothing. A hold that lasts gives the waiter the time to read the mark before the delete.
  *
+ * - **Faults**: the mark is sent only while the lease can be trusted (not on SUSPENDED under the
+ *   'standard' policy, nor after LOST), through the client's retry policy; one that fails is
+ *   forgotten. One that lands late is still true: the node did hold. A waiter whose session or
+ *   connection changes while it waits starts its wait again, and reads the node at version 1:
+ *   no mark, so it lists.
+ *
  * Only for a lock with one holder whose waiters each watch the node just ahead (the mutex, and the
  * mutexes inside the semaphores and LeaderSelector); the read-write lock lists on every wake-up.
  */
