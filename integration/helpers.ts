@@ -185,6 +185,20 @@ export function protectedSequential(name: string): RegExp {
   return new RegExp(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-${name}\\d{10}$`);
 }
 
+/**
+ * Whether `promise` has settled, as the microtasks queued so far and one turn of the event loop
+ * tell: for a check made after the event that would have settled it.
+ */
+export async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return settled;
+}
+
 /** Whether the server shows a watch by `sessionId` on `node` (wchp: a path, then one tab-indented session per watcher). */
 export async function isWatching(server: { fourLetterWord(word: string): Promise<string> }, node: string, sessionId: bigint): Promise<boolean> {
   const lines = (await server.fourLetterWord('wchp')).split('\n');

@@ -1,19 +1,8 @@
 import { expireSession } from '../../src/testing';
 import { DeletionWait } from '../../src/watch/DeletionWait';
-import { eventually, isWatching, randomRoot, timing } from '../helpers';
+import { eventually, isWatching, randomRoot, settledYet, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 import { InstrumentedTransports } from '../instrumentedTransports';
-
-/** Whether `promise` has settled, as the microtasks queued so far tell. */
-async function settledYet(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  return settled;
-}
 
 describe('DeletionWait', () => {
   const zk = useZooKeeper();

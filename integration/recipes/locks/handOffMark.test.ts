@@ -9,20 +9,9 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { InterProcessMutex, REVOKE_MESSAGE } from '../../../recipes/locks';
 import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
 import type { ZkClient } from '../../../src';
-import { eventually, isWatching, randomRoot, timing } from '../../helpers';
+import { eventually, isWatching, randomRoot, settledYet, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
-
-/** Whether `promise` has settled, as the microtasks queued so far tell. */
-async function settledYet(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  return settled;
-}
 
 /** Two turns of the event loop: a mark due after the turn a lock was won in has been sent by then. */
 async function twoTurns(): Promise<void> {
