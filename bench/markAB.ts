@@ -1,8 +1,9 @@
 /**
- * Lock hand-off, two designs A/B on the raw-socket floor's session (peers/rawFloor.ts): a design
- * measurement for the issue's hand-off goal. zk-recipes does not mark its nodes; this measures
- * what marking them would change, on a client with no layering of its own, before any of it is
- * written in the library.
+ * Lock hand-off, two designs A/B on the raw-socket floor's session (peers/rawFloor.ts): the design
+ * measurement behind the library's hand-off mark (recipes/locks/handOffMark.ts), made on a client
+ * with no layering of its own before the mark was written in the library. The library's mark
+ * differs: it rewrites the node's own data at version 0, and only once a hold has outlasted the
+ * turn it was won in (see that file).
  *
  *  - relist (today's design): on the deletion of the node ahead, list the parent again, and hold
  *    if nothing sorts before ours. Exception: if the node ahead was the only one before ours in

@@ -235,10 +235,13 @@ export class LockInternals {
     }
   }
 
-  /** Writes the hand-off mark on `node`, held (see handOffMark.ts): its data again, as created. */
+  /**
+   * Writes the hand-off mark on `node`, held (see handOffMark.ts): its data again, as created.
+   * For a driver with `handOff`, which the caller checks before it schedules the mark.
+   */
   markHeld(node: string): void {
     const made = this.driverCreate;
-    if (made !== undefined && this.driver.handOff) writeHandOffMark(this.client, node, made.create);
+    if (made !== undefined) writeHandOffMark(this.client, node, made.create);
   }
 
   /** Lock nodes in lock order, as full paths. */

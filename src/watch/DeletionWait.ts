@@ -82,17 +82,13 @@ export class DeletionWait {
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
     this.armed = true;
-    this.reading = 1;
-    this.client.getData(path, { watcher: this.watcher, session, signal, compressed: false }).then(
-      (read) => {
-        this.reading -= 1;
+    this.readNode(this.watcher).then(
+      () => {
         this.ready = true;
-        if (!this.over) this.onRead?.(read.data, read.stat);
         if (this.deletedSeen) this.end('deleted');
         else if (this.eventEarly) this.kick();
       },
       (err: unknown) => {
-        this.reading -= 1;
         this.armed = false;
         if (this.deletedSeen) this.end('deleted');
         else if (isZkError(err, 'NONODE')) this.end('missing');
@@ -143,18 +139,25 @@ export class DeletionWait {
     if (this.over) return;
     const watch = !this.armed;
     if (watch) this.armed = true;
-    this.reading += 1;
     try {
-      const read = await this.client.getData(this.path, { watcher: watch ? this.watcher : undefined, session: this.session, signal: this.signal, compressed: false });
-      if (!this.over) this.onRead?.(read.data, read.stat);
+      await this.readNode(watch ? this.watcher : undefined);
     } catch (err) {
       if (watch) this.armed = false;
       if (!isZkError(err, 'NONODE') && !this.deletedSeen) throw err;
       this.end('deleted');
+    }
+    if (this.deletedSeen && this.reading === 0) this.end('deleted');
+  }
+
+  /** One read of the node, as stored, counted while in flight; what it found is told to `onRead`. */
+  private async readNode(watcher: Watcher | undefined): Promise<void> {
+    this.reading += 1;
+    try {
+      const read = await this.client.getData(this.path, { watcher, session: this.session, signal: this.signal, compressed: false });
+      if (!this.over) this.onRead?.(read.data, read.stat);
     } finally {
       this.reading -= 1;
     }
-    if (this.deletedSeen && this.reading === 0) this.end('deleted');
   }
 
   private finish(): void {
