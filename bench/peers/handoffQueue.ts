@@ -16,11 +16,19 @@ export interface QueuedHandoff {
   readonly settled: Promise<void>;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Holds for at least `ms` by the clock, as the JVM's Thread.sleep and Python's time.sleep do.
+ * A Node timer alone may fire early: its start is the event loop's time, cached when the loop's
+ * turn began, so `setTimeout(1)` late in a busy turn ends well under 1 ms after it was set.
+ */
+async function hold(ms: number): Promise<void> {
+  const until = clockUs() + ms * 1000;
+  for (let left = ms; left > 0; left = (until - clockUs()) / 1000) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
 }
 
-/** Takes the lock for holder 0, then queues `waiters` more behind it; each holds `holdMs` (a timer), then releases. */
+/** Takes the lock for holder 0, then queues `waiters` more behind it; each holds at least `holdMs` by the clock, then releases. */
 export async function queueHandoff(waiters: number, holdMs: number, take: TakeLock): Promise<QueuedHandoff> {
   const counter = new HoldCounter();
   const acquired = new Array<number>(waiters + 1).fill(0);
@@ -35,7 +43,7 @@ export async function queueHandoff(waiters: number, holdMs: number, take: TakeLo
         const release = await take(k);
         counter.enter();
         acquired[k] = clockUs();
-        if (holdMs > 0) await sleep(holdMs);
+        if (holdMs > 0) await hold(holdMs);
         released[k] = clockUs();
         counter.leave();
         await release();

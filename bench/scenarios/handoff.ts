@@ -3,8 +3,9 @@
  * sessions (--handoff-sessions, default 4), behind a holder; then the holder releases and the lock
  * passes down the whole queue, each waiter releasing as soon as it holds.
  *
- * - --hold-ms N: each waiter holds the lock N ms (a timer: the critical section) before it
- *   releases; the hand-off latency starts when it starts to release, so the hold is not in it.
+ * - --hold-ms N: each waiter holds the lock at least N ms by the clock (the critical section: a
+ *   timer, set again when it fired early, as Thread.sleep and time.sleep hold) before it releases;
+ *   the hand-off latency starts when it starts to release, so the hold is not in it.
  * - Hand-off latency: sorted by the time each holder's acquire returned, the time from holder k
  *   starting to release to holder k+1's acquire returning (one process clock per library: all its
  *   waiters live in one process). W hand-offs per run.
@@ -232,7 +233,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const markdown = [
     `## 3. Hand-off: a queue of waiters${ctx.headingSuffix}`,
     '',
-    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter ${holdMs > 0 ? `holds it ${holdMs} ms (a timer: its critical section), then releases` : 'releases as soon as it holds'}. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.${ensembleNote(ctx.members)}`,
+    `W waiters queue on one mutex behind a holder, spread round-robin over ${sessions} sessions (each waiter its own lock object), then the holder releases and the lock passes down the queue; each waiter ${holdMs > 0 ? `holds it at least ${holdMs} ms by the clock (its critical section: a timer, set again when it fires early, as Java's Thread.sleep and Python's time.sleep hold), then releases` : 'releases as soon as it holds'}. Hand-off latency: from one holder starting to release to the next holder's acquire returning, on the library's process clock (µs, machine-dependent; W hand-offs per run; median of rounds of each run's p50 and p99). The measuring window opens only once every waiter's watch is on the server and the server is quiet. Server packets (zk_packets_received + zk_packets_sent, from \`srvr\`: requests, responses and watch notifications) and bytes (zk_bytes_received_count + zk_response_bytes, from \`mntr\`) are the deltas over the window ÷ W; the window also holds each waiter's own release. ${rounds} round(s) per size, libraries interleaved; the naive lock runs once per size.${ensembleNote(ctx.members)}`,
     '',
     mdTable(['waiters', 'library', 'hand-off p50 µs (machine-dependent)', 'hand-off p99 µs (machine-dependent)', 'server packets / hand-off', 'server bytes / hand-off', 'runs', 'zk-recipes ÷ this, p50 / packets', ...byMember.header], rows, [2, 3, 4, 5, 6, 7, 8]),
     '',
