@@ -50,4 +50,4 @@ export {
   validateTimeout,
 } from './validate';
 export { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from './watch';
-export { DeletionWait, type DeletionOutcome } from './watch/DeletionWait';
+export { DeletionWait, type DeletionListener, type DeletionOutcome } from './watch/DeletionWait';

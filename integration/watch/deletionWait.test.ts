@@ -93,13 +93,35 @@ describe('DeletionWait', () => {
     await expect(wait.done).resolves.toBe('deleted');
   });
 
+  it('tells onChange of each change but the deletion, before it reads again', async () => {
+    const path = await node();
+    const writer = await connect();
+    const traced = new InstrumentedTransports();
+    const client = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: traced.factory });
+    // How many reads of the node were sent when each change was told.
+    const readsAtChange: number[] = [];
+    const wait = new DeletionWait(client, path, client.session!, undefined, {
+      onChange: () => readsAtChange.push(traced.calls.filter((call) => call.startsWith('getData ')).length),
+    });
+    await eventually('the first watch', () => isWatching(zk.server, path, client.sessionId));
+    for (const data of ['b', 'c']) {
+      await writer.setData(path, data);
+      await eventually(`the watch set again after the change to ${data}`, () => isWatching(zk.server, path, client.sessionId));
+    }
+    await writer.delete(path);
+    await expect(wait.done).resolves.toBe('deleted');
+    expect(readsAtChange).toEqual([1, 2]);
+  });
+
   it('tells onRead what each read found, and hears a read in flight out before it ends on the deletion', async () => {
     const path = await node('first');
     const writer = await connect();
     const traced = new InstrumentedTransports();
     const client = await zk.clients.connect({ connectString: zk.server.connectString, transportFactory: traced.factory });
     const reads: string[] = [];
-    const wait = new DeletionWait(client, path, client.session!, undefined, (data, stat) => reads.push(`${data.toString('utf8')}@${stat.version}`));
+    const wait = new DeletionWait(client, path, client.session!, undefined, {
+      onRead: (data, stat) => reads.push(`${data.toString('utf8')}@${stat.version}`),
+    });
     // The server sets the watch before it answers: the answer may reach the client after the
     // server shows the watch.
     await eventually('the first read', () => reads.length > 0);

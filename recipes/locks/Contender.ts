@@ -2,6 +2,7 @@ import {
   type CreatedAndListed,
   type PreparedCreate,
   deleteOwnNode,
+  type DeletionListener,
   DeletionWait,
   isZkError,
   NodeWatch,
@@ -166,22 +167,32 @@ export class Contender {
   /**
    * Watches the node `ahead` (a name under the parent) until it is deleted. 'missing' when it is
    * gone already; 'vanished' when our own node goes first (when watched: see `watchOwn`). With
-   * `handOff`, a read of the node ahead that shows the hand-off mark (see handOffMark.ts) starts
-   * the watch on our own node, and the deletion is then 'handedOff': the node ahead held, so
-   * nothing is left before ours. Rejects with a SessionLostError when our session ends, and with
+   * `handOff`, the first change of the node ahead starts the watch on our own node, beside the
+   * read that checks whether the change is the hand-off mark (see handOffMark.ts); once a read
+   * has shown the mark, the deletion is 'handedOff': the node ahead held, so nothing is left
+   * before ours. Rejects with a SessionLostError when our session ends, and with
    * the signal's reason on abort (the watch is then removed, in the background).
    */
   async untilGone(ahead: string, signal: AbortSignal | undefined, handOff = false): Promise<AheadOutcome> {
     const mark = handOff ? new HandOffMarkReader() : undefined;
     let ownRead: Promise<unknown> | undefined;
     let wait: DeletionWait;
-    const onRead = mark && ((data: Buffer, stat: Stat) => mark.read(data, stat) && (ownRead ??= this.guardOwn(wait)));
+    // Where a mark may come, the first change of the node ahead (the mark, as a rule: a mark is
+    // only ever seen by the read that follows a change) starts the watch on our own node, beside
+    // the read that checks the change: once that read shows the mark, the deletion is claimed
+    // with no read left to wait for.
+    const listener: DeletionListener | undefined = mark && {
+      onRead: (data, stat) => mark.read(data, stat),
+      onChange: () => {
+        ownRead ??= this.guardOwn(wait);
+      },
+    };
     if (this.ownNode === undefined) {
-      wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, onRead);
+      wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, listener);
     } else {
       // Our own node's watch, read beside the node ahead in the same write: its loss ends the wait.
       [wait, ownRead] = this.client.batch(() => {
-        const started = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, onRead);
+        const started = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, listener);
         return [started, this.guardOwn(started)] as const;
       });
     }

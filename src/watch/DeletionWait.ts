@@ -12,6 +12,14 @@ const log = debug('zk-recipes:watch');
 /** How a wait for a node's deletion ended: 'missing' when the first read found it gone already. */
 export type DeletionOutcome = 'deleted' | 'missing';
 
+/** What a waiter hears of the node it waits for, besides its deletion. */
+export interface DeletionListener {
+  /** Each read that found the node, before the wait ends on a deletion the server made after it. */
+  onRead?(data: Buffer, stat: Stat): void;
+  /** A change of the node that is not its deletion, told before the wait reads the node again. */
+  onChange?(): void;
+}
+
 /**
  * A wait for one node's deletion, in one session: what a waiter in a line does with the node just
  * ahead of it. The watching idiom is `Watch`'s (a NodeWatch with `creation: false`, pinned to a
@@ -20,8 +28,8 @@ export type DeletionOutcome = 'deleted' | 'missing';
  * - one getData with a one-shot watch, sent now; NONODE is 'missing';
  * - a deletion event is 'deleted', with no read (with `onRead`, once the reads in flight have
  *   answered: one the server answered before the deletion carries what the node said last); any
- *   other event (a change of the node's data, or the native transport not keeping the watch) reads
- *   again with a new watch, and NONODE then is 'deleted'. A read that fails then is tried again
+ *   other event (a change of the node's data, or the native transport not keeping the watch) is
+ *   told to `onChange`, and reads again with a new watch, and NONODE then is 'deleted'. A read that fails then is tried again
  *   after a back-off (StepLoop), as `Watch` does;
  * - the reads take the node's bytes as stored, never decompressed: what matters is whether the
  *   node stands, and a client with `enableCompression` waits behind a peer's node (Curator's, say)
@@ -65,8 +73,8 @@ export class DeletionWait {
     readonly path: string,
     private readonly session: Session,
     private readonly signal: AbortSignal | undefined,
-    /** Told of each read that found the node, before the wait ends on a deletion the server made after it. */
-    private readonly onRead?: (data: Buffer, stat: Stat) => void,
+    /** Told of each read that found the node, and of each change but the deletion. */
+    private readonly listener?: DeletionListener,
   ) {
     this.done = new Promise<DeletionOutcome>((resolve, reject) => {
       this.resolveDone = resolve;
@@ -115,11 +123,13 @@ export class DeletionWait {
     if (this.over) return;
     if (event.type === 'deleted') {
       // A read in flight may carry what the node said just before it went: hear it first.
-      if (this.onRead !== undefined && this.reading > 0) this.deletedSeen = true;
+      if (this.listener?.onRead !== undefined && this.reading > 0) this.deletedSeen = true;
       else this.end('deleted');
       return;
     }
     if (event.type === 'sessionLost') return this.fail(this.session.endReason ?? event);
+    this.listener?.onChange?.();
+    if (this.over) return;
     if (this.ready) this.kick();
     else this.eventEarly = true;
   }
@@ -154,7 +164,7 @@ export class DeletionWait {
     this.reading += 1;
     try {
       const read = await this.client.getData(this.path, { watcher, session: this.session, signal: this.signal, compressed: false });
-      if (!this.over) this.onRead?.(read.data, read.stat);
+      if (!this.over) this.listener?.onRead?.(read.data, read.stat);
     } finally {
       this.reading -= 1;
     }

@@ -27,8 +27,8 @@ describe('mutex hand-off mark', () => {
    * A holder, a waiter behind it, and a third waiter behind that one, each in its own session;
    * resolves once the third watches the second's node.
    */
-  async function lineOfThree(path: string, secondSignal?: AbortSignal) {
-    const [a, b, c] = [await connect(), await connect(), await connect()];
+  async function lineOfThree(path: string, secondSignal?: AbortSignal, thirdOptions: { transportFactory?: InstrumentedTransports['factory'] } = {}) {
+    const [a, b, c] = [await connect(), await connect(), await connect(thirdOptions)];
     const first = await new InterProcessMutex(a, path).acquire({ timeoutMs: timing(10_000) });
     const second = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(20_000), signal: secondSignal });
     second.catch(() => undefined);
@@ -77,6 +77,26 @@ describe('mutex hand-off mark', () => {
     } finally {
       unsubscribe(METRICS_CHANNELS.operation, onOperation);
     }
+  });
+
+  it('the waiter behind starts its own node’s watch on the change, before its read shows the mark', async () => {
+    const path = `${randomRoot('mark')}/lock`;
+    const traced = new InstrumentedTransports();
+    const { c, first, second, third, nodes } = await lineOfThree(path, undefined, { transportFactory: traced.factory });
+    // The third's read of the second's node after the mark's change: its answer is held back.
+    const reread = traced.holdNext('getData', nodes[1]);
+    await first.release();
+    const held = await second;
+    await reread.reached;
+    // The own node's watch was set beside that read, not after its answer.
+    await eventually('the third to watch its own node', () => isWatching(zk.server, nodes[2], c.sessionId));
+    expect(await settledYet(third)).toBe(false);
+    reread.release();
+    await eventually('the third to watch the second again', () => isWatching(zk.server, nodes[1], c.sessionId));
+    await held.release();
+    const lease = await third;
+    expect(lease.node).toBe(nodes[2]);
+    await lease.release();
   });
 
   it.each([
