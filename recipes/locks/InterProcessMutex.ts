@@ -283,7 +283,9 @@ export class InterProcessMutex implements InterProcessLock {
    */
   private markWhileHeld(holding: Holding): void {
     setImmediate(() => {
-      if (this.held.has(holding) && !holding.monitor.isLost) this.internals.markHeld(holding.acquisition.node);
+      if (!this.held.has(holding) || holding.monitor.isLost) return;
+      holding.monitor.letOwnWatchGo();
+      this.internals.markHeld(holding.acquisition.node);
     });
   }
 

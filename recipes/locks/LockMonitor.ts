@@ -25,8 +25,9 @@ export const REVOKE_MESSAGE = '__REVOKE__';
  * session. State changes and the session's end cost a hold no listener of its own (the client's
  * HeldLocks tells every hold); the node is watched only once someone asks for the signal, or when
  * the lock is revocable, so an uncontended acquire and release costs no extra request; a waiter's
- * watch on its own node is taken over as it is. Lost, it removes its watch; released, it aborts
- * with 'RELEASED' and lets the node's deletion end it.
+ * watch on its own node is taken over as it is (or let go before the holder's hand-off mark, if
+ * nobody listens by then). Lost, it removes its watch; released, it aborts with 'RELEASED' and
+ * lets the node's deletion end it.
  */
 export class LockMonitor implements WatchedHold {
   /** Made when someone asks for the signal: a hold nobody listens to costs no signal and no error. */
@@ -46,7 +47,7 @@ export class LockMonitor implements WatchedHold {
     readonly session: Session,
     private readonly onRevoke?: () => void,
     /** The watch on the node the waiter already has, to take over instead of reading again. */
-    private readonly own?: OwnNode,
+    private own?: OwnNode,
   ) {
     if (session.isEnded) this.onSessionEnd();
     // Not connected, or this process stalled since the read that proved the win (see isConnectionTrusted).
@@ -77,6 +78,17 @@ export class LockMonitor implements WatchedHold {
   handedOut(recipe: LockRecipe, path: string): void {
     this.heldSince = startClock(metrics.lockHold);
     this.heldAs = { recipe, path };
+  }
+
+  /**
+   * Lets the waiter's watch on our node go, if nobody has asked for the signal and the lock is not
+   * revocable: before a write of ours to the node (the hand-off mark), whose event would only make
+   * that watch read the node again. Whoever asks for the signal later starts a watch, with a read.
+   */
+  letOwnWatchGo(): void {
+    if (this.watch !== undefined || this.own === undefined) return;
+    this.own.watch.detach();
+    this.own = undefined;
   }
 
   /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */

@@ -99,6 +99,44 @@ describe('mutex hand-off mark', () => {
     await lease.release();
   });
 
+  it('the holder lets its own node’s watch go before its mark, unless asked for the signal first', async () => {
+    const path = `${randomRoot('mark')}/lock`;
+    const { b, c, first, second, third, nodes } = await lineOfThree(path);
+    await first.release();
+    const held = await second;
+    // Its watch came from its wait: after the mark, nothing of b's watches the node.
+    await eventually('the mark', async () => (await b.exists(nodes[1]))?.version === 1);
+    await eventually('the third to watch the second again', () => isWatching(zk.server, nodes[1], c.sessionId));
+    expect(await isWatching(zk.server, nodes[1], b.sessionId)).toBe(false);
+    // Asked for now, the signal watches the node anew: its deletion by another aborts it.
+    const signal = held.signal;
+    await eventually('the holder to watch its node again', () => isWatching(zk.server, nodes[1], b.sessionId));
+    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+    await c.delete(nodes[1]);
+    await expect(aborted).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
+    const lease = await third;
+    await lease.release();
+    await held.release();
+  });
+
+  it('the holder asked for the signal before its mark keeps its own node’s watch through it', async () => {
+    const path = `${randomRoot('mark')}/lock`;
+    const { b, c, first, second, third, nodes } = await lineOfThree(path);
+    await first.release();
+    const held = await second;
+    // Asked in the turn the lock was won, before the mark.
+    const signal = held.signal;
+    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+    await eventually('the mark', async () => (await b.exists(nodes[1]))?.version === 1);
+    // Read again after the mark's event, the watch is set again.
+    await eventually('the holder to watch its node again', () => isWatching(zk.server, nodes[1], b.sessionId));
+    expect(signal.aborted).toBe(false);
+    await c.delete(nodes[1]);
+    await expect(aborted).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
+    await (await third).release();
+    await held.release();
+  });
+
   it.each([
     ['Curator’s revocation message', REVOKE_MESSAGE],
     ['other bytes', 'not a mark'],
