@@ -88,6 +88,26 @@ describe('NodeWatch and ChildrenWatch', () => {
     expect(ended).toEqual([]);
   });
 
+  it('with `compressed: false`, a client that compresses reads a node stored uncompressed as it is', async () => {
+    const path = `${randomRoot('watch')}/node`;
+    const [client, writer] = [await zk.clients.connect({ connectString: zk.server.connectString, enableCompression: true }), await connect()];
+    await writer.create(path, { data: 'plain', createParents: 'persistent' });
+    // By default the client's compression applies: these bytes are not compressed data.
+    const decompressing = new NodeWatch(client, path, () => undefined, { creation: false });
+    watches.push(decompressing);
+    await expect(decompressing.start()).rejects.toMatchObject({ name: 'CompressionError' });
+    const values = new Values<NodeData>();
+    const watch = new NodeWatch(client, path, values.listener, { creation: false, compressed: false });
+    watches.push(watch);
+    expect(text(await watch.start())).toBe('plain');
+    const changed = values.next((v) => text(v) === 'again', 'the change');
+    await writer.setData(path, 'again');
+    await changed;
+    const gone = values.next((v) => v === null, 'the deletion');
+    await writer.delete(path);
+    await gone;
+  });
+
   it('pinned to a session, ends when the session does; unpinned, reads again in the next session', async () => {
     const path = `${randomRoot('watch')}/node`;
     const [client, writer] = [await connect(), await connect()];

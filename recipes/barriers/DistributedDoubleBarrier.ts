@@ -129,7 +129,7 @@ export class DistributedDoubleBarrier {
     };
     signal.addEventListener('abort', onAbort, { once: true });
     // `ready` is watched before anything else, so its creation from now on wakes us.
-    const ready = new NodeWatch(this.client, this.readyPath, (value) => value !== null && wake(), { signal: look.signal, onEnd: () => wake() });
+    const ready = new NodeWatch(this.client, this.readyPath, (value) => value !== null && wake(), { signal: look.signal, onEnd: () => wake(), compressed: false });
     try {
       const readyAtFirst = (await ready.start()) !== null;
       const member = await this.ensureOurNode(signal);

@@ -67,6 +67,8 @@ export function nodeBecomes(client: ZkClient, path: string, want: 'present' | 'g
       // Waiting for a node to go: once it is gone there is nothing more to watch.
       creation: want === 'present',
       onEnd: (reason) => settle(() => reject(reason)),
+      // Only whether it stands: its bytes as stored, whoever wrote them.
+      compressed: false,
     });
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort();

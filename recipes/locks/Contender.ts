@@ -235,6 +235,8 @@ export class Contender {
       creation: false,
       signal,
       onEnd,
+      // Whether it stands is all we ask: its bytes as stored, compressed by its owner or not.
+      compressed: false,
     });
   }
 

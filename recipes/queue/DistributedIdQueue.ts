@@ -131,7 +131,7 @@ async function nodeGone(client: ZkClient, path: string, owner: bigint): Promise<
   let wake!: () => void;
   const woken = new Promise<void>((resolve) => (wake = resolve));
   const isOurs = (node: NodeData | null) => node !== null && node.stat.ephemeralOwner === owner;
-  const watch = new NodeWatch(client, path, (node) => !isOurs(node) && wake(), { creation: false, onEnd: () => wake() });
+  const watch = new NodeWatch(client, path, (node) => !isOurs(node) && wake(), { creation: false, onEnd: () => wake(), compressed: false });
   try {
     if (isOurs(await watch.start())) await woken;
   } finally {

@@ -302,7 +302,7 @@ export class QueueConsumerEngine<T> {
    * whose deletion we then wait for. Resolves with our lock, or 'exists' when it is not ours.
    */
   private async waitForLock(name: string): Promise<ItemLock | 'exists'> {
-    const watch = new NodeWatch(this.s.client, this.items.lockNode(name), (node) => node === null && this.onLockGone(name), { creation: false });
+    const watch = new NodeWatch(this.s.client, this.items.lockNode(name), (node) => node === null && this.onLockGone(name), { creation: false, compressed: false });
     const node = await watch.start();
     const session = this.s.client.session;
     if (node !== null && session !== undefined && node.stat.ephemeralOwner === session.id) {

@@ -10,7 +10,7 @@ export interface NodeChildren {
 
 const CHILDREN: WatchReader<NodeChildren> = {
   kind: 'children',
-  read: (client, path, options) => client.getChildrenWithStat(path, options),
+  read: (client, path, { watcher, session, signal }) => client.getChildrenWithStat(path, { watcher, session, signal }),
   // The same node (czxid) at the same child change (pzxid).
   same: (a, b) => a.stat.czxid === b.stat.czxid && a.stat.pzxid === b.stat.pzxid,
 };

@@ -36,6 +36,12 @@ export interface NodeWatchOptions {
    * `start()` resolves null, or the listener hears null.)
    */
   onEnd?: (reason: unknown) => void;
+  /**
+   * For a NodeWatch: whether its reads decompress the data (default: the client's
+   * `enableCompression`). false reads the bytes as stored: for a watch that asks only whether a
+   * node stands, on a node a peer (Curator, say) may not have compressed.
+   */
+  compressed?: boolean;
 }
 
 /** Called with the node's new value (null: the node is missing) and the event that told of it. */
@@ -44,7 +50,11 @@ export type WatchListener<T> = (value: T | null, event: WatchEvent | undefined) 
 /** What a kind of watch reads, and when two readings are the same. */
 export interface WatchReader<T> {
   readonly kind: WatchKind;
-  read(client: ZkClient, path: string, options: { watcher: Watcher | undefined; session: Session | undefined; signal: AbortSignal | undefined }): Promise<T>;
+  read(
+    client: ZkClient,
+    path: string,
+    options: { watcher: Watcher | undefined; session: Session | undefined; signal: AbortSignal | undefined; compressed: boolean | undefined },
+  ): Promise<T>;
   same(a: T, b: T): boolean;
 }
 
@@ -220,14 +230,14 @@ export class Watch<T> {
   private async readNode(): Promise<T | null> {
     const main = this.reader.kind;
     const { session } = this;
-    const signal = this.options.signal;
-    const value = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal }));
+    const { signal, compressed } = this.options;
+    const value = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal, compressed }));
     if (value !== MISSING) return value;
     if (!this.creation) return null;
     const stat = await this.armedRead('data', (watcher) => this.client.exists(this.path, { watcher, session, signal }));
     if (stat === MISSING || stat === null) return null;
     // Created between the two reads. A data watch is set on it now (exists on a node sets one).
-    const again = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal }));
+    const again = await this.armedRead(main, (watcher) => this.reader.read(this.client, this.path, { watcher, session, signal, compressed }));
     return again === MISSING ? null : again;
   }
 
