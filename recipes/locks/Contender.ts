@@ -170,8 +170,8 @@ export class Contender {
    * `handOff`, the first change of the node ahead starts the watch on our own node, beside the
    * read that checks whether the change is the hand-off mark (see handOffMark.ts); once a read
    * has shown the mark, the deletion is 'handedOff': the node ahead held, so nothing is left
-   * before ours. Rejects with a SessionLostError when our session ends, and with
-   * the signal's reason on abort (the watch is then removed, in the background).
+   * before ours. Rejects with a SessionLostError when our session ends, and with the signal's
+   * reason on abort (the watch is then removed, in the background).
    */
   async untilGone(ahead: string, signal: AbortSignal | undefined, handOff = false): Promise<AheadOutcome> {
     const mark = handOff ? new HandOffMarkReader() : undefined;

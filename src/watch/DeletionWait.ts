@@ -29,8 +29,8 @@ export interface DeletionListener {
  * - a deletion event is 'deleted', with no read (with `onRead`, once the reads in flight have
  *   answered: one the server answered before the deletion carries what the node said last); any
  *   other event (a change of the node's data, or the native transport not keeping the watch) is
- *   told to `onChange`, and reads again with a new watch, and NONODE then is 'deleted'. A read that fails then is tried again
- *   after a back-off (StepLoop), as `Watch` does;
+ *   told to `onChange`, then reads again with a new watch, and NONODE then is 'deleted'. A read
+ *   that fails then is tried again after a back-off (StepLoop), as `Watch` does;
  * - the reads take the node's bytes as stored, never decompressed: what matters is whether the
  *   node stands, and a client with `enableCompression` waits behind a peer's node (Curator's, say)
  *   whose data is not compressed. Each read that finds the node is told to `onRead`, when given:
