@@ -206,14 +206,22 @@ export class ProtocolConnection implements SocketHandler {
    * moment before every attempt but the first (so that clients of a restarted server do not all
    * come back at once), and a spin delay once every server has been tried since the connection
    * dropped (see HostList). The Java client waits up to a second for each; here each is also at
-   * most a tenth of the session timeout, so that a short session is not lost to the waits alone.
+   * most a tenth of the session timeout, so that a short session is not lost to the waits alone,
+   * and at most a fifth of the time left before the server may expire the session, counted from
+   * when it was last heard from: after a read timeout only a third of the timeout is left, and the
+   * client gives the session up before that ends (see the client's Connection), so a few attempts
+   * must fit in it, not one wait of up to two seconds.
    */
   private nextAttempt(): void {
     if (this.phase === 'closed' || this.closing) return;
     const { host, cycled } = this.hosts.next();
     const timeoutMs = this.session.timeoutMs || this.options.sessionTimeoutMs;
     const maxDelayMs = Math.min(MAX_RECONNECT_DELAY_MS, timeoutMs / 10);
-    const delayMs = (cycled ? maxDelayMs : 0) + (this.everConnected ? Math.random() * maxDelayMs : 0);
+    const waitMs = (cycled ? maxDelayMs : 0) + (this.everConnected ? Math.random() * maxDelayMs : 0);
+    // Past that time, the usual waits: the session is the client's to give up, and a server that
+    // stays down is not to be tried in a tight loop.
+    const leftMs = this.everConnected && this.lastHeardAt > 0 ? this.lastHeardAt + timeoutMs - performance.now() : 0;
+    const delayMs = leftMs > 0 ? Math.min(waitMs, leftMs / 5) : waitMs;
     this.phase = 'waiting';
     this.host = host;
     if (delayMs < 1) {

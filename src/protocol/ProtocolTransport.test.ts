@@ -287,6 +287,20 @@ describe('ProtocolTransport: timers', () => {
     expect((await (await s.next()).handshake()).sessionId).toBe(0x1234n);
   });
 
+  it('after a read timeout, waits between attempts at most a fifth of the time left for the session', async () => {
+    // 10 s: waits of up to 1 s, and up to 2 s once every server has been tried. The read timeout
+    // leaves 3.3 s before the server may expire the session, which the client gives up before.
+    const { s, t } = await connected({ sessionTimeoutMs: 10_000 });
+    await next(t, 'connecting', 9_000);
+    // The first attempt is closed unanswered: the next one is after every server was tried.
+    const first = await s.next();
+    const refusedAt = performance.now();
+    first.socket.destroy();
+    await s.next();
+    // Without the bound: the spin delay of 1 s, and up to 1 s more.
+    expect(performance.now() - refusedAt).toBeLessThan(950);
+  }, 20_000);
+
   it('gives up on a server that accepts but does not answer the handshake, after the timeout divided among the servers', async () => {
     const silent = await server();
     const hosts = Array.from({ length: 4 }, () => silent.connectString).join(',');
