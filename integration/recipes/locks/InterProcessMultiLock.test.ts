@@ -1,5 +1,5 @@
 import { InterProcessMultiLock, InterProcessMutex, InterProcessSemaphoreMutex, LockTimeoutError, type MultiLease } from '../../../recipes/locks';
-import { childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { aborted, childrenOf, eventually, randomRoot, timing, watchNode } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 import { describeLockContract } from './lockContract';
 
@@ -74,10 +74,10 @@ describe('InterProcessMultiLock: order and rollback', () => {
     const mixed = new InterProcessMultiLock([new InterProcessSemaphoreMutex(a, `${root}/s`), new InterProcessMutex(a, `${root}/m`)]);
     const held = await mixed.acquire();
     expect(held.signal.aborted).toBe(false);
-    const aborted = new Promise((resolve) => held.signal.addEventListener('abort', () => resolve(held.signal.reason), { once: true }));
+    const lost = aborted(held.signal);
     // Someone deletes the semaphore-mutex's lease node: that lock can no longer be trusted.
     await b.delete(held.leases[0].node);
-    expect(await aborted).toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
+    expect(await lost).toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
     await mixed.release();
     expect(mixed.isAcquiredInThisProcess()).toBe(false);
   });

@@ -9,7 +9,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { InterProcessMutex, REVOKE_MESSAGE } from '../../../recipes/locks';
 import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
 import type { ZkClient } from '../../../src';
-import { eventually, isWatching, randomRoot, settledYet, timing } from '../../helpers';
+import { aborted, eventually, isWatching, randomRoot, settledYet, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
@@ -111,9 +111,9 @@ describe('mutex hand-off mark', () => {
     // Asked for now, the signal watches the node anew: its deletion by another aborts it.
     const signal = held.signal;
     await eventually('the holder to watch its node again', () => isWatching(zk.server, nodes[1], b.sessionId));
-    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+    const lost = aborted(signal);
     await c.delete(nodes[1]);
-    await expect(aborted).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
+    await expect(lost).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
     const lease = await third;
     await lease.release();
     await held.release();
@@ -126,13 +126,13 @@ describe('mutex hand-off mark', () => {
     const held = await second;
     // Asked in the turn the lock was won, before the mark.
     const signal = held.signal;
-    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+    const lost = aborted(signal);
     await eventually('the mark', async () => (await b.exists(nodes[1]))?.version === 1);
     // Read again after the mark's event, the watch is set again.
     await eventually('the holder to watch its node again', () => isWatching(zk.server, nodes[1], b.sessionId));
     expect(signal.aborted).toBe(false);
     await c.delete(nodes[1]);
-    await expect(aborted).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
+    await expect(lost).resolves.toMatchObject({ name: 'LockLostError', reason: 'NODE_DELETED' });
     await (await third).release();
     await held.release();
   });
