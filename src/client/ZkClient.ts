@@ -432,7 +432,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       await raceAbort(
         this.retry.run({ operation: 'delete', path, signal, session }, async (t, n) => {
           try {
-            await deleteTree(t, full, version, recursive);
+            await (recursive ? deleteTree(t, full, version, true) : t.delete(full, version));
           } catch (err) {
             // After a lost reply, NONODE means the earlier attempt did the work.
             if (n > 0 && guaranteed && isZkError(err, 'NONODE')) return;
@@ -700,11 +700,12 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const namespaceMade = this.ns.ensure(signal);
     if (namespaceMade) await namespaceMade;
     const full = this.ns.full(path);
+    const watcher = o.watcher;
+    if (!watcher) return raceAbort(this.retry.run({ operation, path, signal, session }, (t) => call(t, full, undefined)), signal);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
       this.retry.run({ operation, path, signal, session }, async (t) => {
-        if (!o.watcher) return call(t, full, undefined);
-        const { native, forget } = this.watches.register(t, full, kind, o.watcher, toUser);
+        const { native, forget } = this.watches.register(t, full, kind, watcher, toUser);
         try {
           return await call(t, full, native);
         } catch (err) {
