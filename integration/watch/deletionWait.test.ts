@@ -143,4 +143,35 @@ describe('DeletionWait', () => {
     await expect(wait.done).resolves.toBe('deleted');
     expect(reads).toEqual(['first@0', 'second@1']);
   });
+
+  it('tells onGone how the node went, from the handler that learnt it, before a waiter resumes', async () => {
+    const client = await connect();
+    const heard: string[] = [];
+    const waitFor = (path: string) => {
+      const wait = new DeletionWait(client, path, client.session!, undefined, { onGone: (outcome) => heard.push(`told ${outcome}`) });
+      // A waiter's await resumes here: a read sent from onGone leaves before it.
+      void wait.done.then((outcome) => heard.push(`resumed ${outcome}`));
+      return wait;
+    };
+    await expect(waitFor(`${randomRoot('deletion')}/never`).done).resolves.toBe('missing');
+    const path = await node();
+    const writer = await connect();
+    const wait = waitFor(path);
+    await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    await writer.delete(path);
+    await expect(wait.done).resolves.toBe('deleted');
+    expect(heard).toEqual(['told missing', 'resumed missing', 'told deleted', 'resumed deleted']);
+  });
+
+  it('tells onGone nothing when the wait ends otherwise', async () => {
+    const path = await node();
+    const client = await connect();
+    const controller = new AbortController();
+    const told: string[] = [];
+    const wait = new DeletionWait(client, path, client.session!, controller.signal, { onGone: (outcome) => told.push(outcome) });
+    await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    controller.abort(new Error('stop'));
+    await expect(wait.done).rejects.toThrow('stop');
+    expect(told).toEqual([]);
+  });
 });

@@ -27,6 +27,14 @@ export type AheadOutcome = 'deleted' | 'handedOff' | 'missing' | 'vanished';
 /** How a wait ends when our own node goes first: not an error, never seen outside `untilGone`. */
 const VANISHED = Symbol('vanished');
 
+/** How `Contender.untilGone` waits. */
+export interface UntilGoneOptions {
+  /** The node ahead may mark itself once it holds (see handOffMark.ts). */
+  readonly handOff?: boolean;
+  /** A deletion that is not a hand-off will be followed by a listing: send it at once. */
+  readonly relist?: boolean;
+}
+
 /** What a contender creates to join the line. */
 export interface JoinOptions {
   /** EPHEMERAL_SEQUENTIAL (the line's own nodes), or EPHEMERAL for a name that already ends in a sequence. */
@@ -61,6 +69,8 @@ export interface JoinOptions {
 export class Contender {
   /** The watch on our own node, once one is set. */
   private ownNode: OwnNode | undefined;
+  /** The listing `untilGone` sent when the node ahead went, for the next `list()`. */
+  private early: Promise<Listing> | undefined;
   /** Our node's name, without the parent. */
   readonly name: string;
 
@@ -127,8 +137,18 @@ export class Contender {
     return lockNodesBefore(children, sortNames, this.name);
   }
 
-  /** Lists the parent in our node's session; a missing parent lists nothing (our node went with it). */
-  async list(signal: AbortSignal | undefined): Promise<Listing> {
+  /**
+   * Lists the parent in our node's session; a missing parent lists nothing (our node went with it).
+   * The first call after `untilGone` with `relist` takes the listing it sent when the node ahead
+   * went, if it sent one.
+   */
+  list(signal: AbortSignal | undefined): Promise<Listing> {
+    const early = this.early;
+    this.early = undefined;
+    return early ?? this.listNow(signal);
+  }
+
+  private async listNow(signal: AbortSignal | undefined): Promise<Listing> {
     try {
       const { children, stat } = await this.client.getChildrenWithStat(this.parent, { session: this.session, signal });
       return { children, pzxid: stat.pzxid };
@@ -170,10 +190,12 @@ export class Contender {
    * `handOff`, the first change of the node ahead starts the watch on our own node, beside the
    * read that checks whether the change is the hand-off mark (see handOffMark.ts); once a read
    * has shown the mark, the deletion is 'handedOff': the node ahead held, so nothing is left
-   * before ours. Rejects with a SessionLostError when our session ends, and with the signal's
-   * reason on abort (the watch is then removed, in the background).
+   * before ours. With `relist`, a deletion that is not 'handedOff' (and 'missing' in any case) is
+   * to be followed by a listing: it is sent from the handler that heard of it, and the next
+   * `list()` takes it. Rejects with a SessionLostError when our session ends, and with the
+   * signal's reason on abort (the watch is then removed, in the background).
    */
-  async untilGone(ahead: string, signal: AbortSignal | undefined, handOff = false): Promise<AheadOutcome> {
+  async untilGone(ahead: string, signal: AbortSignal | undefined, { handOff = false, relist = false }: UntilGoneOptions = {}): Promise<AheadOutcome> {
     const mark = handOff ? new HandOffMarkReader() : undefined;
     let ownRead: Promise<unknown> | undefined;
     let wait: DeletionWait;
@@ -181,10 +203,14 @@ export class Contender {
     // only ever seen by the read that follows a change) starts the watch on our own node, beside
     // the read that checks the change: once that read shows the mark, the deletion is claimed
     // with no read left to wait for.
-    const listener: DeletionListener | undefined = mark && {
-      onRead: (data, stat) => mark.read(data, stat),
-      onChange: () => {
+    const listener: DeletionListener = {
+      onRead: mark && ((data, stat) => mark.read(data, stat)),
+      onChange: mark && (() => {
         ownRead ??= this.guardOwn(wait);
+      }),
+      onGone: (outcome) => {
+        const handedOff = mark?.marked === true && ownRead !== undefined;
+        if (outcome === 'missing' || (relist && !handedOff)) this.sendEarly(signal);
       },
     };
     if (this.ownNode === undefined) {
@@ -199,16 +225,28 @@ export class Contender {
     let outcome: AheadOutcome;
     try {
       outcome = await wait.done;
+      if (ownRead !== undefined) {
+        // A claim needs our node still standing, as its watch's first read and the events since
+        // say: its deletion would have come first.
+        await ownRead;
+        if (this.ownGone) outcome = 'vanished';
+        else if (outcome === 'deleted' && mark?.marked === true) outcome = 'handedOff';
+      }
     } catch (err) {
+      this.early = undefined;
       if (err === VANISHED) return 'vanished';
       throw err;
     }
-    if (ownRead === undefined) return outcome;
-    // A claim needs our node still standing, as its watch's first read and the events since say:
-    // its deletion would have come first.
-    await ownRead;
-    if (this.ownGone) return 'vanished';
-    return outcome === 'deleted' && mark?.marked === true ? 'handedOff' : outcome;
+    // A listing sent early serves only the wake-up that follows.
+    if (outcome === 'vanished' || outcome === 'handedOff') this.early = undefined;
+    return outcome;
+  }
+
+  /** Sends the listing the wake-up will ask for (see `untilGone`); a failure is met by the `list()` that takes it. */
+  private sendEarly(signal: AbortSignal | undefined): void {
+    const early = this.listNow(signal);
+    early.catch(() => undefined);
+    this.early = early;
   }
 
   /** Watches our own node (see `watchOwn`) for the length of `wait`, which its loss ends; resolves once its first read has answered. */

@@ -347,7 +347,7 @@ export class LockInternals {
         }
         waited = true;
         // Waiting behind a holder, the watch's reads included: past the deadline it ends at once.
-        const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal, handOff)));
+        const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal, { handOff, relist: settled === undefined })));
         if (gone === 'vanished') return 'vanished';
         if (gone === 'missing') {
           // Gone already: what we knew is stale, so learn it all again in one read rather than

@@ -12,12 +12,18 @@ const log = debug('zk-recipes:watch');
 /** How a wait for a node's deletion ended: 'missing' when the first read found it gone already. */
 export type DeletionOutcome = 'deleted' | 'missing';
 
-/** What a waiter hears of the node it waits for, besides its deletion. */
+/** What a waiter hears of the node it waits for. */
 export interface DeletionListener {
   /** Each read that found the node, before the wait ends on a deletion the server made after it. */
   onRead?(data: Buffer, stat: Stat): void;
   /** A change of the node that is not its deletion, told before the wait reads the node again. */
   onChange?(): void;
+  /**
+   * The wait is ending with the node gone ('deleted', or 'missing' at the first read), told in the
+   * handler that learnt it, before `done` settles: a waiter that reads next may send its read from
+   * here, ahead of the microtasks between this handler and its `await`.
+   */
+  onGone?(outcome: DeletionOutcome): void;
 }
 
 /**
@@ -108,6 +114,7 @@ export class DeletionWait {
   private end(outcome: DeletionOutcome): void {
     if (this.over) return;
     this.finish();
+    this.listener?.onGone?.(outcome);
     this.resolveDone(outcome);
   }
 

@@ -3,7 +3,7 @@
  * directly: a line shared by clients that compress their data and clients that do not.
  */
 import { Contender } from '../../../recipes/locks/Contender';
-import { randomRoot } from '../../helpers';
+import { eventually, isWatching, randomRoot } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 
 describe('Contender', () => {
@@ -25,5 +25,53 @@ describe('Contender', () => {
     await deleted;
     expect(ended).toEqual([]);
     await second.leave();
+  });
+
+  describe('the listing a wake-up needs, sent when the node ahead goes', () => {
+    async function line() {
+      const parent = `${randomRoot('line')}/line`;
+      const [client, peer] = [await connect(), await connect()];
+      const { contender: first } = await Contender.join(peer, parent, `${parent}/lock-`, { mode: 'EPHEMERAL_SEQUENTIAL' });
+      const { contender: second } = await Contender.join(client, parent, `${parent}/lock-`, { mode: 'EPHEMERAL_SEQUENTIAL' });
+      const listings = jest.spyOn(client, 'getChildrenWithStat');
+      const watched = () => eventually('the watch on the node ahead', () => isWatching(zk.server, first.path, client.sessionId));
+      return { first, second, listings, watched };
+    }
+
+    it('with relist, is sent from the deletion and taken by the next list(), which sends nothing more', async () => {
+      const { first, second, listings, watched } = await line();
+      const gone = second.untilGone(first.name, undefined, { relist: true });
+      await watched();
+      expect(listings).not.toHaveBeenCalled();
+      await first.leave();
+      await expect(gone).resolves.toBe('deleted');
+      expect(listings).toHaveBeenCalledTimes(1);
+      expect((await second.list(undefined)).children).toEqual([second.name]);
+      expect(listings).toHaveBeenCalledTimes(1);
+      // Taken once: the next list() reads again.
+      await second.list(undefined);
+      expect(listings).toHaveBeenCalledTimes(2);
+      await second.leave();
+    });
+
+    it('without relist, is not sent: the wake-up is settled without one', async () => {
+      const { first, second, listings, watched } = await line();
+      const gone = second.untilGone(first.name, undefined);
+      await watched();
+      await first.leave();
+      await expect(gone).resolves.toBe('deleted');
+      expect(listings).not.toHaveBeenCalled();
+      await second.leave();
+    });
+
+    it("is sent for a node ahead found 'missing', relist or not", async () => {
+      const { first, second, listings } = await line();
+      await first.leave();
+      await expect(second.untilGone(first.name, undefined)).resolves.toBe('missing');
+      expect(listings).toHaveBeenCalledTimes(1);
+      expect((await second.list(undefined)).children).toEqual([second.name]);
+      expect(listings).toHaveBeenCalledTimes(1);
+      await second.leave();
+    });
   });
 });
