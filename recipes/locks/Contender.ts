@@ -64,7 +64,8 @@ export interface JoinOptions {
  * - **Leaving**: our node deleted, guaranteed (retried in the background while the session lives).
  *
  * A contender keeps its node's path, session and czxid, and the watches it set: never a listing,
- * so that a waiter costs the same at any depth of the line.
+ * so that a waiter costs the same at any depth of the line (a listing sent as the node ahead goes
+ * is held only until the wake-up that asked for it takes it).
  */
 export class Contender {
   /** The watch on our own node, once one is set. */
