@@ -127,6 +127,8 @@ export class QueueConsumerEngine<T> {
     this.items = new QueueItems(s.client, s.path, s.lockPath);
     this.children = new ChildrenWatch(s.client, s.path, () => undefined, {
       lazy: true,
+      // A listing under way when the consumer closes ends then, not when the connection is back.
+      signal: this.closingController.signal,
       onStale: () => {
         this.stale = true;
         this.loop.kick();
@@ -285,13 +287,13 @@ export class QueueConsumerEngine<T> {
     try {
       data = await this.items.read(name, this.closingController.signal);
     } catch (err) {
-      await this.items.releaseLock(lock);
+      await this.items.releaseLock(lock, this.closingController.signal);
       this.handled.delete(name);
       throw err;
     }
     if (data === undefined) {
       // Consumed and deleted by a consumer that took no lock, or just before we locked it.
-      await this.items.releaseLock(lock);
+      await this.items.releaseLock(lock, this.closingController.signal);
       return;
     }
     this.dispatch(name, data, lock);
@@ -302,7 +304,11 @@ export class QueueConsumerEngine<T> {
    * whose deletion we then wait for. Resolves with our lock, or 'exists' when it is not ours.
    */
   private async waitForLock(name: string): Promise<ItemLock | 'exists'> {
-    const watch = new NodeWatch(this.s.client, this.items.lockNode(name), (node) => node === null && this.onLockGone(name), { creation: false, compressed: false });
+    const watch = new NodeWatch(this.s.client, this.items.lockNode(name), (node) => node === null && this.onLockGone(name), {
+      creation: false,
+      compressed: false,
+      signal: this.closingController.signal,
+    });
     const node = await watch.start();
     const session = this.s.client.session;
     if (node !== null && session !== undefined && node.stat.ephemeralOwner === session.id) {

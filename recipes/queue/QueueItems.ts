@@ -186,14 +186,15 @@ export class QueueItems {
    * Deletes our lock node, if it is still ours: after our session ended it went with it, and a
    * node at that path belongs to another consumer. The owner check and the delete run in the
    * lock's session only; a connection problem leaves the delete to the background (guaranteed),
-   * in that session too.
+   * in that session too. `signal` ends the wait for the server (the consumer closing): a delete
+   * under way is then left to the background, and a node not yet checked goes with its session.
    */
-  async releaseLock(lock: ItemLock): Promise<void> {
+  async releaseLock(lock: ItemLock, signal?: AbortSignal): Promise<void> {
     if (lock.session.isEnded) return;
     try {
-      const stat = await this.client.exists(lock.node, { session: lock.session });
+      const stat = await this.client.exists(lock.node, { session: lock.session, signal });
       if (stat === null || stat.ephemeralOwner !== lock.session.id) return;
-      await this.client.delete(lock.node, { version: stat.version, quietly: true, guaranteed: true, session: lock.session });
+      await this.client.delete(lock.node, { version: stat.version, quietly: true, guaranteed: true, session: lock.session, signal });
     } catch (err) {
       // Ephemeral: at worst it goes with the session.
       log('%s: releasing the lock %s: %s', this.path, lock.node, (err as Error).message);

@@ -5,7 +5,7 @@ import { DistributedQueue, QueueItemLockLostError } from '../../../recipes/queue
 import type { ZkClient } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
 import { sleep } from '../../../src/util/async';
-import { Clients, StateRecorder, eventually, randomRoot, timing, watchNode } from '../../helpers';
+import { Clients, StateRecorder, eventually, nextEvent, randomRoot, timing, watchNode } from '../../helpers';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 import { Collector, Gate, abortedWith, childrenOf } from './queueTesting';
 
@@ -230,5 +230,55 @@ describe('DistributedQueue under load and faults', () => {
     await eventually('the lock create retried', () => traced.calls.filter((c) => c === `create ${lockPath}/${name}`).length >= 2);
     await eventually('no lock node left', async () => (await childrenOf(zk, lockPath)).length === 0, timing(10_000));
     expect(handled).toEqual([]);
+  });
+
+  describe('close() while a request of the consumer waits for the server', () => {
+    // Held replies stand for a server that does not answer (a connection cut, a client waiting
+    // for the next one): close() must not wait for them.
+    const closes = (queue: DistributedQueue<unknown>) => nextEvent<void>((done) => void queue.close().then(done), 'close()', timing(5_000));
+
+    it('ends a listing under way', async () => {
+      const path = `${root}/q`;
+      await new DistributedQueue<string>(zk, path).put('listed');
+      const traced = new InstrumentedTransports();
+      const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
+      const held = traced.holdNext('getChildren', path);
+      const handled: string[] = [];
+      const queue = track(new DistributedQueue<string>(a, path));
+      queue.start((item) => {
+        handled.push(item);
+      });
+      await held.reached;
+      await closes(queue);
+      held.release();
+      expect(handled).toEqual([]);
+      expect(await childrenOf(zk, path)).toHaveLength(1);
+    });
+
+    it('ends the release of a lock whose item is gone, and leaves the lock node to its session', async () => {
+      const path = `${root}/q`;
+      const lockPath = `${root}/locks`;
+      await new DistributedQueue<string>(zk, path, { lockPath }).put('gone before the read');
+      const [name] = await childrenOf(zk, path);
+      const traced = new InstrumentedTransports();
+      const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
+      const created = traced.holdNext('create', `${lockPath}/${name}`);
+      const checked = traced.holdNext('exists', `${lockPath}/${name}`);
+      const handled: string[] = [];
+      const queue = track(new DistributedQueue<string>(a, path, { lockPath }));
+      queue.start((item) => {
+        handled.push(item);
+      });
+      await created.reached;
+      await zk.delete(`${path}/${name}`);
+      created.release();
+      await checked.reached;
+      await closes(queue);
+      checked.release();
+      expect(handled).toEqual([]);
+      // The check never answered to the consumer: the lock node stands, in the consumer's session.
+      const lock = await zk.exists(`${lockPath}/${name}`);
+      expect(lock?.ephemeralOwner).toBe(a.sessionId);
+    });
   });
 });
