@@ -73,7 +73,13 @@ export class AttemptScope {
    * Runs a wait (behind a holder, for a connection): the deadline bounds it. Past the deadline it
    * does not begin: the signal aborts with the timeout, and so does the returned promise.
    */
-  async waiting<T>(wait: () => Promise<T>): Promise<T> {
+  waiting<T>(wait: () => Promise<T>): Promise<T> {
+    // With no deadline, a wait is only the caller's signal's to end: nothing to count.
+    if (!this.deadline.isFinite) return this.signal?.aborted ? Promise.reject(abortReason(this.signal)) : wait();
+    return this.timedWait(wait);
+  }
+
+  private async timedWait<T>(wait: () => Promise<T>): Promise<T> {
     if (this.deadline.expired) this.timeOut();
     if (this.signal?.aborted) throw abortReason(this.signal);
     this.waits++;

@@ -144,6 +144,8 @@ interface FirstListing {
 export class LockInternals {
   /** The create of the driver's own node with the data last asked for: checked once, not on every attempt. */
   private driverCreate: { data: Buffer | string | undefined; create: PreparedCreate } | undefined;
+  /** The driver's own node, as every attempt without another node creates it. */
+  private driverNode: NodeToCreate | undefined;
 
   constructor(
     readonly client: ZkClient,
@@ -209,7 +211,7 @@ export class LockInternals {
   }
 
   private nodeToCreate(custom: NodeToCreate | undefined): NodeToCreate {
-    if (custom === undefined) return { name: this.driver.lockName, mode: 'EPHEMERAL_SEQUENTIAL' };
+    if (custom === undefined) return (this.driverNode ??= { name: this.driver.lockName, mode: 'EPHEMERAL_SEQUENTIAL' });
     // A node that does not sort would never be found among the children: the attempt would loop.
     if (custom.mode !== 'EPHEMERAL_SEQUENTIAL' && sortLockNodes([custom.name], this.driver.sortNames).length === 0) {
       throw new InvalidArgumentError(`a lock node must end in a sequence after one of ${this.driver.sortNames.join(', ')}: ${custom.name}`, {
@@ -221,14 +223,19 @@ export class LockInternals {
 
   /**
    * Runs `op`; with a finite deadline, a connection problem the client's retry policy gave up on is
-   * tried again once connected, until the deadline (which aborts the scope's signal).
+   * tried again once connected, until the deadline (which aborts the scope's signal). With none,
+   * `op` is all there is: no frame of its own around it.
    */
-  private async untilDeadline<T>(scope: AttemptScope, op: () => Promise<T>): Promise<T> {
+  private untilDeadline<T>(scope: AttemptScope, op: () => Promise<T>): Promise<T> {
+    return scope.deadline.isFinite ? this.retriedUntilDeadline(scope, op) : op();
+  }
+
+  private async retriedUntilDeadline<T>(scope: AttemptScope, op: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
         return await op();
       } catch (err) {
-        if (!scope.deadline.isFinite || !isRetryableError(err) || isSessionEndedError(err)) throw err;
+        if (!isRetryableError(err) || isSessionEndedError(err)) throw err;
         log('%s: %s; trying again once connected, until the deadline', this.basePath, (err as Error).message);
         await scope.waiting(() => this.client.blockUntilConnected({ signal: scope.signal }));
       }
@@ -261,15 +268,6 @@ export class LockInternals {
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
    */
   private async waitForLock(contender: Contender, first: FirstListing, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
-    try {
-      return await this.waitInSession(contender, first, wait, scope);
-    } catch (err) {
-      if (isSessionEndedError(err)) return 'vanished';
-      throw err;
-    }
-  }
-
-  private async waitInSession(contender: Contender, first: FirstListing, wait: boolean, scope: AttemptScope): Promise<WaitOutcome> {
     const { driver } = this;
     const { tokenFromOwnNode } = driver;
     const ourName = contender.name;
@@ -361,6 +359,9 @@ export class LockInternals {
         // listing beats probing each.
         if (settled === undefined && gone !== 'handedOff') listing = await this.list(contender, scope);
       }
+    } catch (err) {
+      if (isSessionEndedError(err)) return 'vanished';
+      throw err;
     } finally {
       if (!won) contender.dropOwnWatch();
     }
