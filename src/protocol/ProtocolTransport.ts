@@ -52,13 +52,54 @@ import {
   SetACLRequestRecord,
   WhoAmIResponseRecord,
 } from './records';
-import { Failure, frame } from './requests';
+import { Failure, frame, type Request } from './requests';
 import type { WatchTable } from './watches';
 
 /** A request that sets a watch on `path` (server path): `register` sees the reply's code. */
 interface WatchSetting {
   readonly path: string;
   register(err: number): void;
+}
+
+/**
+ * A request sent and waiting for its reply: how it settles, as one object rather than a record
+ * with a closure for each way it may end (every request of every recipe passes through here).
+ */
+class PendingRequest<T> implements Request {
+  xid = 0;
+
+  constructor(
+    readonly frame: Buffer,
+    private readonly decode: (r: JuteReader) => T,
+    /** Sees every reply's code first (for watch registration). */
+    private readonly watch: WatchSetting | undefined,
+    /** Ends the count of a watch in flight (see `watchSent`). */
+    private readonly settled: (() => void) | undefined,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {}
+
+  reply(err: number, r: JuteReader): void {
+    if (err !== 0) {
+      this.settled?.();
+      this.watch?.register(err);
+      this.reject(new Failure(err));
+      return;
+    }
+    const unread = r.remaining;
+    const value = this.decode(r);
+    // A record read must fill its reply exactly: bytes left over mean a length inside it was
+    // wrong, and the stream with it. (Replies whose body is not read, such as sync's, are not checked.)
+    if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply has ${r.remaining} bytes after its record`);
+    this.settled?.();
+    this.watch?.register(0);
+    this.resolve(value);
+  }
+
+  fail(failure: Failure): void {
+    this.settled?.();
+    this.reject(failure);
+  }
 }
 
 /**
@@ -160,30 +201,7 @@ export class ProtocolTransport implements Transport {
     if (this.isClosed) return Promise.reject(this.connection.closedFailure());
     return new Promise<T>((resolve, reject) => {
       const settled = watch === undefined ? undefined : this.watchSent(watch.path);
-      this.connection.send({
-        xid: 0,
-        frame: encode(),
-        reply: (err, r) => {
-          if (err !== 0) {
-            settled?.();
-            watch?.register(err);
-            reject(new Failure(err));
-            return;
-          }
-          const unread = r.remaining;
-          const value = decode(r);
-          // A record read must fill its reply exactly: bytes left over mean a length inside it was
-          // wrong, and the stream with it. (Replies whose body is not read, such as sync's, are not checked.)
-          if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply has ${r.remaining} bytes after its record`);
-          settled?.();
-          watch?.register(0);
-          resolve(value);
-        },
-        fail: (failure) => {
-          settled?.();
-          reject(failure);
-        },
-      });
+      this.connection.send(new PendingRequest(encode(), decode, watch, settled, resolve, reject));
     });
   }
 
