@@ -200,9 +200,6 @@ export class Contender {
     const mark = handOff ? new HandOffMarkReader() : undefined;
     let ownRead: Promise<unknown> | undefined;
     let wait: DeletionWait;
-    // The node ahead held: a read showed its mark, with our own node watched (a claim on its
-    // deletion needs both).
-    const handedOff = (): boolean => mark?.marked === true && ownRead !== undefined;
     // Where a mark may come, the first change of the node ahead (the mark, as a rule: a mark is
     // only ever seen by the read that follows a change) starts the watch on our own node, beside
     // the read that checks the change: once that read shows the mark, the deletion is claimed
@@ -213,7 +210,7 @@ export class Contender {
         ownRead ??= this.guardOwn(wait);
       }),
       onGone: (outcome) => {
-        if (outcome === 'missing' || (relist && !handedOff())) this.sendEarly(signal);
+        if (outcome === 'missing' || (relist && !handedOff(mark, ownRead))) this.sendEarly(signal);
       },
     };
     if (this.ownNode === undefined) {
@@ -233,7 +230,7 @@ export class Contender {
         // say: its deletion would have come first.
         await ownRead;
         if (this.ownGone) outcome = 'vanished';
-        else if (outcome === 'deleted' && handedOff()) outcome = 'handedOff';
+        else if (outcome === 'deleted' && handedOff(mark, ownRead)) outcome = 'handedOff';
       }
     } catch (err) {
       this.early = undefined;
@@ -297,4 +294,12 @@ export class Contender {
   leave(within?: AbortSignal): Promise<void> {
     return deleteOwnNode(this.client, this.path, within);
   }
+}
+
+/**
+ * Whether the node ahead held: a read showed its hand-off mark, with our own node watched (a claim
+ * on its deletion needs both).
+ */
+function handedOff(mark: HandOffMarkReader | undefined, ownRead: Promise<unknown> | undefined): boolean {
+  return mark?.marked === true && ownRead !== undefined;
 }
