@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DistributedQueue, QueueItemLockLostError } from '../../../recipes/queue';
+import { DistributedQueue, QueueItemLockLostError, type QueueOptions } from '../../../recipes/queue';
 import type { ZkClient } from '../../../src';
 import { FaultProxy, TestingServer, expireSession } from '../../../src/testing';
 import { sleep } from '../../../src/util/async';
@@ -40,6 +40,16 @@ describe('DistributedQueue under load and faults', () => {
   function track<T>(queue: DistributedQueue<T>): DistributedQueue<T> {
     queues.push(queue as DistributedQueue<unknown>);
     return queue;
+  }
+
+  /** Starts a consumer of `path` (closed after the test) that records the items it is handed. */
+  function consume(client: ZkClient, path: string, options?: QueueOptions<string>): { queue: DistributedQueue<string>; handled: string[] } {
+    const handled: string[] = [];
+    const queue = track(new DistributedQueue<string>(client, path, options));
+    queue.start((item) => {
+      handled.push(item);
+    });
+    return { queue, handled };
   }
 
   it('4 producers and 4 consumers in separate sessions, lock-safe: every item once, in order per producer', async () => {
@@ -214,10 +224,7 @@ describe('DistributedQueue under load and faults', () => {
     const a = await clients.connect({ connectString: proxy.connectString, transportFactory: traced.factory, retryPolicy, connectionTimeoutMs: timing(30_000) });
     const states = new StateRecorder(a);
     const { failed } = traced.failNext('create', `${lockPath}/${name}`);
-    const handled: string[] = [];
-    track(new DistributedQueue<string>(a, path, { lockPath })).start((item) => {
-      handled.push(item);
-    });
+    const { handled } = consume(a, path, { lockPath });
     await failed;
     const mark = states.mark();
     proxy.cut();
@@ -243,11 +250,7 @@ describe('DistributedQueue under load and faults', () => {
       const traced = new InstrumentedTransports();
       const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
       const held = traced.holdNext('getChildren', path);
-      const handled: string[] = [];
-      const queue = track(new DistributedQueue<string>(a, path));
-      queue.start((item) => {
-        handled.push(item);
-      });
+      const { queue, handled } = consume(a, path);
       await held.reached;
       await closes(queue);
       held.release();
@@ -264,11 +267,7 @@ describe('DistributedQueue under load and faults', () => {
       const a = await clients.connect({ connectString: server.connectString, transportFactory: traced.factory });
       const created = traced.holdNext('create', `${lockPath}/${name}`);
       const checked = traced.holdNext('exists', `${lockPath}/${name}`);
-      const handled: string[] = [];
-      const queue = track(new DistributedQueue<string>(a, path, { lockPath }));
-      queue.start((item) => {
-        handled.push(item);
-      });
+      const { queue, handled } = consume(a, path, { lockPath });
       await created.reached;
       await zk.delete(`${path}/${name}`);
       created.release();
