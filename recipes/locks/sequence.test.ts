@@ -31,6 +31,30 @@ describe('lock node ordering', () => {
     for (const [name, expected] of cases) expect([name, sequenceOf(name, 'lock-')]).toEqual([name, expected]);
   });
 
+  it('reads every name as the text after the last lock name, on random names', () => {
+    // The reference: Curator's reading, by a search for the last occurrence, then the range check.
+    const reference = (name: string, lockName: string): number | undefined => {
+      const at = name.lastIndexOf(lockName);
+      const suffix = at < 0 ? '' : name.slice(at + lockName.length);
+      if (!/^-?[0-9]{1,11}$/.test(suffix)) return undefined;
+      const n = Number(suffix);
+      if (n < -(2 ** 31) || n > 2 ** 31 - 1) return undefined;
+      return n < 0 ? n + 2 ** 32 : n;
+    };
+    let state = 0x1b873593;
+    const random = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state % n;
+    };
+    const lockNames = ['lock-', '__READ__', '-0', '00', '7'];
+    const pieces = [...lockNames, '0', '1', '9', '-', 'x', '0000000001', '2147483647', '2147483648', '_c_ab-'];
+    for (let round = 0; round < 20_000; round++) {
+      const name = Array.from({ length: random(6) }, () => pieces[random(pieces.length)]).join('');
+      const lockName = lockNames[random(lockNames.length)];
+      expect([name, lockName, sequenceOf(name, lockName)]).toEqual([name, lockName, reference(name, lockName)]);
+    }
+  });
+
   it('sorts by sequence, not by the random prefix', () => {
     const children = ['_c_ffff-lock-0000000002', '_c_0000-lock-0000000010', '_c_aaaa-lock-0000000001'];
     expect(sortLockNodes(children, ['lock-'])).toEqual(['_c_aaaa-lock-0000000001', '_c_ffff-lock-0000000002', '_c_0000-lock-0000000010']);

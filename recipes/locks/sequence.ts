@@ -13,11 +13,52 @@
 
 const WRAP = 2 ** 32;
 
+/** The digits ZooKeeper appends to a sequential node's name (`%010d`), short of a wrap. */
+const SUFFIX_DIGITS = 10;
+
+/** The lock name last checked by `hasNonDigit`, and whether it has a character that is not a digit. */
+let lastLockName = '';
+let lastHasNonDigit = false;
+
+/**
+ * Whether a lock name that stands right before the last ten characters of a name, all digits, is
+ * the last occurrence of it: true when it has a character that is not a digit, since no occurrence
+ * that starts later can put that character on a digit.
+ */
+function hasNonDigit(lockName: string): boolean {
+  if (lockName === lastLockName) return lastHasNonDigit;
+  let found = false;
+  for (let i = 0; i < lockName.length && !found; i++) {
+    const c = lockName.charCodeAt(i);
+    found = c < 48 || c > 57;
+  }
+  lastLockName = lockName;
+  lastHasNonDigit = found;
+  return found;
+}
+
 /** The sequence of a node name after `lockName`, as an unsigned 32-bit number; undefined if there is none. */
 export function sequenceOf(name: string, lockName: string): number | undefined {
+  // Every listing reads every name: the usual one (the lock name, then ten digits) is read with no
+  // search for the lock name's last occurrence, which it is (see hasNonDigit).
+  const suffixAt = name.length - SUFFIX_DIGITS;
+  if (suffixAt >= lockName.length && hasNonDigit(lockName) && name.startsWith(lockName, suffixAt - lockName.length)) {
+    let n = 0;
+    for (let i = suffixAt; i < name.length; i++) {
+      const digit = name.charCodeAt(i) - 48; // '0'
+      if (digit < 0 || digit > 9) return searchedSequenceOf(name, lockName);
+      n = n * 10 + digit;
+    }
+    return n > 2 ** 31 - 1 ? undefined : n;
+  }
+  return searchedSequenceOf(name, lockName);
+}
+
+/** `sequenceOf` by the text after the last occurrence of `lockName`, as Curator reads it. */
+function searchedSequenceOf(name: string, lockName: string): number | undefined {
   const at = name.lastIndexOf(lockName);
   if (at < 0) return undefined;
-  // The suffix must be /^-?\d{1,11}$/: read in place, since every listing reads every name.
+  // The suffix must be /^-?\d{1,11}$/: read in place.
   let i = at + lockName.length;
   const negative = name.charCodeAt(i) === 45; // '-'
   if (negative) i++;
@@ -70,12 +111,12 @@ export function lockNodesBefore(children: readonly string[], lockNames: readonly
   let found = false;
   const before: Array<[number, string]> = [];
   for (const child of children) {
-    if (child === ours) {
-      found = true;
-      continue;
-    }
     const key = lockKeyOf(child, lockNames);
-    if (key !== undefined && (key < ourKey || (key === ourKey && child < ours))) before.push([key, child]);
+    if (key === undefined || key > ourKey) continue;
+    // Names are compared only at our sequence: most are of other sequences.
+    if (key < ourKey) before.push([key, child]);
+    else if (child === ours) found = true;
+    else if (child < ours) before.push([key, child]);
   }
   return found ? inLockOrder(before) : undefined;
 }
