@@ -33,8 +33,15 @@ export interface Holding {
   readonly leases: Lease[];
 }
 
-/** Each lease's hold. */
-const holdings = new WeakMap<Lease, Holding>();
+/** A lease of a mutex: it knows its hold. */
+class MutexLease extends SimpleLease {
+  constructor(
+    readonly holding: Holding,
+    onRelease: (lease: MutexLease) => Promise<void>,
+  ) {
+    super(holding.acquisition.node, holding.acquisition.fencingToken, () => holding.monitor.signal, () => onRelease(this));
+  }
+}
 
 /**
  * The holds of the `runExclusive` callbacks the current async context runs inside. Entered with
@@ -45,7 +52,7 @@ const scopes = new AsyncLocalStorage<ReadonlyMap<InterProcessMutex, Holding>>();
 
 /** The hold behind a lease of any mutex, while it lasts. */
 export function holdingOf(lease: Lease | undefined): Holding | undefined {
-  const holding = lease === undefined ? undefined : holdings.get(lease);
+  const holding = lease instanceof MutexLease ? lease.holding : undefined;
   return holding !== undefined && holding.leases.length > 0 ? holding : undefined;
 }
 
@@ -184,7 +191,7 @@ export class InterProcessMutex implements InterProcessLock {
     validateFunction(fn, 'fn');
     const lease = await this.acquire(options);
     const scope = new Map(scopes.getStore() ?? []);
-    scope.set(this, holdings.get(lease) as Holding);
+    scope.set(this, (lease as MutexLease).holding);
     try {
       return await scopes.run(scope, () => fn(lease.signal));
     } finally {
@@ -290,15 +297,8 @@ export class InterProcessMutex implements InterProcessLock {
   }
 
   private enter(holding: Holding): Lease {
-    const { node, fencingToken } = holding.acquisition;
-    const lease: Lease = new SimpleLease(
-      node,
-      fencingToken,
-      () => holding.monitor.signal,
-      () => this.releaseLease(holding, lease),
-    );
+    const lease = new MutexLease(holding, (released) => this.releaseLease(holding, released));
     holding.leases.push(lease);
-    holdings.set(lease, holding);
     return lease;
   }
 
