@@ -430,14 +430,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       const namespaceMade = this.ns.ensure(signal);
       if (namespaceMade) await namespaceMade;
       await raceAbort(
-        this.retry.run({ operation: 'delete', path, signal, session }, async (t, n) => {
-          try {
-            await (recursive ? deleteTree(t, full, version, true) : t.delete(full, version));
-          } catch (err) {
-            // After a lost reply, NONODE means the earlier attempt did the work.
-            if (n > 0 && guaranteed && isZkError(err, 'NONODE')) return;
-            throw err;
-          }
+        this.retry.run({ operation: 'delete', path, signal, session }, (t, n) => {
+          const deleting = recursive ? deleteTree(t, full, version, true) : t.delete(full, version);
+          // After a lost reply, NONODE means the earlier attempt did the work.
+          return n > 0 && guaranteed ? deleting.catch(doneIfNoNode) : deleting;
         }),
         signal,
       );
@@ -730,4 +726,9 @@ export class PreparedCreate {
     readonly request: Readonly<Omit<CreateRequest, 'listParent' | 'signal'>>,
     readonly compressed: boolean,
   ) {}
+}
+
+/** A retried delete's NONODE: the attempt whose reply was lost deleted the node. */
+function doneIfNoNode(err: unknown): void {
+  if (!isZkError(err, 'NONODE')) throw err;
 }

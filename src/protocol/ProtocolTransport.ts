@@ -286,8 +286,8 @@ export class ProtocolTransport implements Transport {
     );
   }
 
-  async delete(path: string, version: number): Promise<void> {
-    await this.run(path, this.request(() => encodePathVersion(OpCode.delete, this.server(path), version), () => undefined));
+  delete(path: string, version: number): Promise<void> {
+    return this.run(path, this.request(() => encodePathVersion(OpCode.delete, this.server(path), version), noReply));
   }
 
   async exists(path: string, watcher?: Watcher): Promise<Stat | null> {
@@ -513,4 +513,9 @@ function checkNewNode(stat: Stat): void {
   if (stat.mzxid !== stat.czxid || stat.pzxid !== stat.czxid || stat.version !== 0 || stat.cversion !== 0 || stat.aversion !== 0) {
     throw new ProtocolError('malformed', `the stat of a node just created has czxid 0x${stat.czxid.toString(16)}, mzxid 0x${stat.mzxid.toString(16)}, pzxid 0x${stat.pzxid.toString(16)}, versions ${stat.version}/${stat.cversion}/${stat.aversion}`);
   }
+}
+
+/** The decoder of a reply with no body. */
+function noReply(): undefined {
+  return undefined;
 }
