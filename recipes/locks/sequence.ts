@@ -100,6 +100,9 @@ export function sortLockNodes(children: readonly string[], lockNames: readonly s
   return inLockOrder(keyed);
 }
 
+/** Up to this many nodes before ours are put in order by insertion, with no sort's copies. */
+const INSERTION_ORDER_MAX = 32;
+
 /**
  * The lock nodes of `lockNames` among `children` that sort before `ours`, in lock order; undefined
  * when `ours` is not among them. What `sortLockNodes` gives before `ours`, without sorting the rest:
@@ -109,14 +112,32 @@ export function lockNodesBefore(children: readonly string[], lockNames: readonly
   const ourKey = lockKeyOf(ours, lockNames);
   if (ourKey === undefined) return undefined;
   let found = false;
-  const before: Array<[number, string]> = [];
+  const keys: number[] = [];
+  const before: string[] = [];
   for (const child of children) {
     const key = lockKeyOf(child, lockNames);
     if (key === undefined || key > ourKey) continue;
     // Names are compared only at our sequence: most are of other sequences.
-    if (key < ourKey) before.push([key, child]);
-    else if (child === ours) found = true;
-    else if (child < ours) before.push([key, child]);
+    if (key === ourKey) {
+      if (child === ours) found = true;
+      if (!(child < ours)) continue;
+    }
+    keys.push(key);
+    before.push(child);
   }
-  return found ? inLockOrder(before) : undefined;
+  if (!found) return undefined;
+  if (before.length > INSERTION_ORDER_MAX) return inLockOrder(keys.map((key, i) => [key, before[i]]));
+  // A waiter near the front (the usual case) has a few nodes ahead of it.
+  for (let i = 1; i < before.length; i++) {
+    const key = keys[i];
+    const name = before[i];
+    let j = i - 1;
+    for (; j >= 0 && (keys[j] > key || (keys[j] === key && before[j] > name)); j--) {
+      keys[j + 1] = keys[j];
+      before[j + 1] = before[j];
+    }
+    keys[j + 1] = key;
+    before[j + 1] = name;
+  }
+  return before;
 }
