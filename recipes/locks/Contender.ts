@@ -151,7 +151,7 @@ export class Contender {
 
   private async listNow(signal: AbortSignal | undefined): Promise<Listing> {
     try {
-      const { children, stat } = await this.client.getChildrenWithStat(this.parent, { session: this.session, signal });
+      const { children, stat } = await this.client.getChildrenOfBuilt(this.parent, this.session, signal);
       return { children, pzxid: stat.pzxid };
     } catch (err) {
       if (isZkError(err, 'NONODE')) return { children: [], pzxid: 0n };
@@ -170,7 +170,7 @@ export class Contender {
 
   /** Reads our node in its session: whether it stands and is ours (a claim with no watch on it reads this way). */
   async readOwn(signal: AbortSignal | undefined): Promise<Stat | null> {
-    const stat = await this.client.exists(this.path, { session: this.session, signal });
+    const stat = await this.client.existsOfBuilt(this.path, this.session, signal);
     if (stat !== null) this.createdCzxid ??= stat.czxid;
     return stat;
   }

@@ -166,15 +166,14 @@ export class LockInternals {
     try {
       for (;;) {
         const create = this.prepareCreate(options.node === undefined ? undefined : node, options.data);
-        const { contender, first } = await this.untilDeadline(scope, () =>
-          Contender.join(this.client, this.basePath, create, { mode: node.mode, data: options.data, signal: scope.signal }).then(({ contender, listing }) => ({
-            contender,
-            first: { listing } as FirstListing,
-          })),
+        // The join's result is the listing's box: the wait empties it.
+        const joined: { readonly contender: Contender } & FirstListing = await this.untilDeadline(scope, () =>
+          Contender.join(this.client, this.basePath, create, { mode: node.mode, data: options.data, signal: scope.signal }),
         );
+        const { contender } = joined;
         let outcome: WaitOutcome;
         try {
-          outcome = await this.waitForLock(contender, first, options.wait, scope);
+          outcome = await this.waitForLock(contender, joined, options.wait, scope);
         } catch (err) {
           // Within what is left of the deadline; past it, in the background.
           await contender.leave(scope.signal);

@@ -16,7 +16,7 @@ import { Connection } from './Connection';
 import type { ConnectionState } from './ConnectionState';
 import { isErrorState } from './ConnectionState';
 import { ConnectionStateManager } from './ConnectionStateManager';
-import { createNode, type CreatedNode, type CreateRequest } from './createNode';
+import { createNode, type CreateContext, type CreatedNode, type CreateRequest } from './createNode';
 import { Namespace } from './Namespace';
 import { compressData, compressionWanted, decompressData } from './compression';
 import type {
@@ -95,6 +95,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   private readonly ns: Namespace;
   /** The ACL of each node the client creates: the aclProvider's, or the open ACL without one. */
   private readonly aclFor: AclForPath;
+  /** What every create of this client runs with. */
+  private readonly createContext: CreateContext;
   private readonly background: BackgroundDeletes;
   /** The chroot of the connect string, which the servers put in front of every path. */
   private readonly chroot: string;
@@ -111,6 +113,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     this.aclFor = aclsFrom(this.options.aclProvider);
     this.ns = new Namespace(this.options.namespace, this.retry, this.aclFor);
     this.background = new BackgroundDeletes(this.connection, this.options.connectionTimeoutMs);
+    this.createContext = { retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor };
     this.chroot = splitConnectString(this.options.connectString).chroot;
   }
 
@@ -300,9 +303,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    *
    * @internal For the recipes that wait in line; not in the published declarations.
    */
-  async createAndListParent(path: string, options: CreateOptions = {}, prepared?: PreparedCreate): Promise<CreatedAndListed> {
+  createAndListParent(path: string, options: CreateOptions = {}, prepared?: PreparedCreate): Promise<CreatedAndListed> {
     if (prepared instanceof PreparedCreate && prepared.client === this && prepared.request.path === path) return this.createPrepared(prepared, options.signal);
-    return (await this.createNode(path, options, true)) as CreatedAndListed;
+    return this.createNode(path, options, true) as Promise<CreatedAndListed>;
   }
 
   /**
@@ -331,21 +334,31 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     return new PreparedCreate(this, request, compressed);
   }
 
-  /** `createAndListParent` of a create checked by `prepareCreate` on this client. */
-  private async createPrepared(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
+  /**
+   * `createAndListParent` of a create checked by `prepareCreate` on this client: with no
+   * compression and no ACL provider (nothing to check again), and the namespace made, straight to
+   * `createNode`.
+   */
+  private createPrepared(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
+    if (prepared.compressed || this.options.aclProvider !== undefined) return this.createPreparedChecked(prepared, signal);
+    const { path, data, mode, ttlMs, createParents } = prepared.request;
+    const request: CreateRequest = { path, data, mode, ttlMs, createParents, protected: prepared.request.protected, listParent: true, signal };
+    const namespaceMade = this.ns.ensure(signal);
+    if (namespaceMade) return namespaceMade.then(() => createNode(this.createContext, request) as Promise<CreatedAndListed>);
+    return createNode(this.createContext, request) as Promise<CreatedAndListed>;
+  }
+
+  /** `createPrepared` whose data is compressed now, or whose size is checked again (its ACL may differ from the last). */
+  private async createPreparedChecked(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
     const { path, mode, ttlMs, createParents } = prepared.request;
     const isProtected = prepared.request.protected;
     let data = prepared.request.data;
-    if (prepared.compressed) {
-      data = await raceAbort(compressData(this.options.compression, path, data), signal);
-      this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
-    } else if (this.options.aclProvider !== undefined) {
-      this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
-    }
+    if (prepared.compressed) data = await raceAbort(compressData(this.options.compression, path, data), signal);
+    this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
     const namespaceMade = this.ns.ensure(signal);
     if (namespaceMade) await namespaceMade;
     const request: CreateRequest = { path, data, mode, ttlMs, createParents, protected: isProtected, listParent: true, signal };
-    return (await createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, request)) as CreatedAndListed;
+    return (await createNode(this.createContext, request)) as CreatedAndListed;
   }
 
   private checkCreate(path: string, options: CreateOptions) {
@@ -382,7 +395,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     }
     const namespaceMade = this.ns.ensure(request.signal);
     if (namespaceMade) await namespaceMade;
-    return createNode({ retry: this.retry, namespace: this.ns, background: this.background, aclFor: this.aclFor }, { ...request, listParent });
+    return createNode(this.createContext, { ...request, listParent });
   }
 
   /** Whether an operation's data is compressed: its own `compressed` flag, else the client's `enableCompression`. */
@@ -618,7 +631,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   transaction(): Transaction {
     return new Transaction(
       (ops, signal, session, markerParent) => {
-        const ctx = { retry: this.retry, namespace: this.ns, aclFor: this.aclFor, background: this.background };
+        const ctx = this.createContext;
         return markerParent === undefined ? commitTransaction(ctx, ops, signal, session) : commitWithMarker(ctx, ops, markerParent, signal, session);
       },
       (ops) => {
@@ -679,7 +692,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     );
   }
 
-  /** Runs a read that may set a watch; forgets the watch when the server did not set it. */
+  /** Runs a read that may set a watch, after checking its path and options (see `readChecked`). */
   private async read<T>(
     operation: string,
     path: string,
@@ -693,10 +706,37 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     const signal = validateSignal(o.signal);
     validateWatcher(o.watcher);
     const session = validateSession(o.session);
+    return this.readChecked(operation, path, o.watcher, session, signal, kind, call, watchSetOnNoNode);
+  }
+
+  /** Runs a read whose path and options are known good; forgets the watch when the server did not set it. */
+  private readChecked<T>(
+    operation: string,
+    path: string,
+    watcher: Watcher | undefined,
+    session: Session | undefined,
+    signal: AbortSignal | undefined,
+    kind: WatchKind,
+    call: (t: Transport, full: string, watcher: Watcher | undefined) => Promise<T>,
+    watchSetOnNoNode = false,
+  ): Promise<T> {
     const namespaceMade = this.ns.ensure(signal);
-    if (namespaceMade) await namespaceMade;
+    if (namespaceMade) return namespaceMade.then(() => this.readNow(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode));
+    return this.readNow(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode);
+  }
+
+  /** `readChecked`, with the namespace made. */
+  private readNow<T>(
+    operation: string,
+    path: string,
+    watcher: Watcher | undefined,
+    session: Session | undefined,
+    signal: AbortSignal | undefined,
+    kind: WatchKind,
+    call: (t: Transport, full: string, watcher: Watcher | undefined) => Promise<T>,
+    watchSetOnNoNode: boolean,
+  ): Promise<T> {
     const full = this.ns.full(path);
-    const watcher = o.watcher;
     if (!watcher) return raceAbort(this.retry.run({ operation, path, signal, session }, (t) => call(t, full, undefined)), signal);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
@@ -712,6 +752,48 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
       signal,
     );
   }
+
+  // ------------------------------------------------- reads of the recipes' own paths
+
+  /**
+   * `getData` (never decompressed), `exists` and `getChildrenWithStat` of a path a recipe built
+   * from one this client checked (its own node, a line's parent) and a name the server gave (the
+   * node ahead in a line), with options that are the recipe's own values: checked when the recipe
+   * was built, so not again on every read of a waiter's path.
+   *
+   * @internal For the recipes that wait in line; not in the published declarations.
+   */
+  getDataOfBuilt(path: string, watcher: Watcher | undefined, session: Session | undefined, signal: AbortSignal | undefined): Promise<{ data: Buffer; stat: Stat }> {
+    return this.readChecked('getData', path, watcher, session, signal, 'data', getDataOf);
+  }
+
+  /** @internal See `getDataOfBuilt`. */
+  existsOfBuilt(path: string, session: Session | undefined, signal: AbortSignal | undefined): Promise<Stat | null> {
+    return this.readChecked('exists', path, undefined, session, signal, 'data', existsOf, true).catch(nullIfNoNode);
+  }
+
+  /** @internal See `getDataOfBuilt`. */
+  getChildrenOfBuilt(path: string, session: Session | undefined, signal: AbortSignal | undefined): Promise<{ children: string[]; stat: Stat }> {
+    return this.readChecked('getChildren', path, undefined, session, signal, 'children', getChildrenOf);
+  }
+}
+
+function getDataOf(t: Transport, full: string, watcher: Watcher | undefined): Promise<{ data: Buffer; stat: Stat }> {
+  return t.getData(full, watcher);
+}
+
+function existsOf(t: Transport, full: string, watcher: Watcher | undefined): Promise<Stat | null> {
+  return t.exists(full, watcher);
+}
+
+function getChildrenOf(t: Transport, full: string, watcher: Watcher | undefined): Promise<{ children: string[]; stat: Stat }> {
+  return t.getChildren(full, watcher);
+}
+
+/** `exists` answers null for a node that is not there, whichever way the transport tells it. */
+function nullIfNoNode(err: unknown): null {
+  if (isZkError(err, 'NONODE')) return null;
+  throw err;
 }
 
 /**

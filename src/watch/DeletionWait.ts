@@ -75,7 +75,11 @@ export class DeletionWait {
   /** Starts the wait: the first read is sent at once. */
   constructor(
     private readonly client: ZkClient,
-    /** The node's path, within the client's namespace. */
+    /**
+     * The node's path, within the client's namespace: one a recipe built from a path the client
+     * checked and a name the server gave, so its reads are not checked again (see
+     * `ZkClient.getDataOfBuilt`).
+     */
     readonly path: string,
     private readonly session: Session,
     private readonly signal: AbortSignal | undefined,
@@ -170,7 +174,7 @@ export class DeletionWait {
   private async readNode(watcher: Watcher | undefined): Promise<void> {
     this.reading += 1;
     try {
-      const read = await this.client.getData(this.path, { watcher, session: this.session, signal: this.signal, compressed: false });
+      const read = await this.client.getDataOfBuilt(this.path, watcher, this.session, this.signal);
       if (!this.over) this.listener?.onRead?.(read.data, read.stat);
     } finally {
       this.reading -= 1;
