@@ -44,6 +44,10 @@ export class ProtocolSocket {
   private backlog: Buffer[] | undefined;
   /** A drain of the backlog waits for the next turn of the event loop. */
   private draining = false;
+  /** Takes each frame the decoder cuts into the backlog: one function for every chunk read. */
+  private readonly takeFrame = (body: Buffer): void => {
+    (this.backlog ??= []).push(body);
+  };
   /** Writes held back until the end of this turn of the event loop. */
   private queued: Buffer[] | undefined;
   /** A frame has left at once in this turn: the next ones wait for its end. */
@@ -114,7 +118,7 @@ export class ProtocolSocket {
       }
     }
     try {
-      this.decoder.push(chunk, (body) => (this.backlog ??= []).push(body));
+      this.decoder.push(chunk, this.takeFrame);
     } catch (err) {
       this.handler.failed(this.firstReplyFailure(err));
       return;

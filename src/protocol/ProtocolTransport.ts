@@ -55,10 +55,39 @@ import {
 import { Failure, frame, type Request } from './requests';
 import type { WatchTable } from './watches';
 
-/** A request that sets a watch on `path` (server path): `register` sees the reply's code. */
-interface WatchSetting {
-  readonly path: string;
-  register(err: number): void;
+/** Where a reply's code says the server set a request's watch; undefined: it set none. */
+type WatchTableOf = (err: number) => WatchTable | undefined;
+
+const DATA_WATCH: WatchTableOf = (err) => (err === 0 ? 'data' : undefined);
+const CHILD_WATCH: WatchTableOf = (err) => (err === 0 ? 'child' : undefined);
+// A watch on a missing node waits for its creation.
+const EXISTS_WATCH: WatchTableOf = (err) => (err === 0 ? 'data' : err === ErrorCode.noNode ? 'exist' : undefined);
+const PERSISTENT_WATCH: WatchTableOf = (err) => (err === 0 ? 'persistent' : undefined);
+const PERSISTENT_RECURSIVE_WATCH: WatchTableOf = (err) => (err === 0 ? 'persistentRecursive' : undefined);
+
+/**
+ * A request that may set a watch on `path` (a server path): counted as in flight from its send to
+ * its end (see `ProtocolTransport.watchesInFlight`), and registering its watcher where the reply's
+ * code says the server set it (the Java client's WatchRegistration). One object per request.
+ */
+class WatchSetting {
+  private ended = false;
+
+  constructor(
+    private readonly transport: ProtocolTransport,
+    readonly path: string,
+    private readonly watcher: Watcher,
+    private readonly table: WatchTableOf,
+  ) {}
+
+  /** The request ended with `err` (0: its reply was read); undefined: it got no reply. */
+  end(err: number | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.transport.watchEnded(this.path);
+    const where = err === undefined ? undefined : this.table(err);
+    if (where !== undefined) this.transport.registerWatch(where, this.path, this.watcher);
+  }
 }
 
 /**
@@ -71,18 +100,15 @@ class PendingRequest<T> implements Request {
   constructor(
     readonly frame: Buffer,
     private readonly decode: (r: JuteReader) => T,
-    /** Sees every reply's code first (for watch registration). */
+    /** Sees every reply's code first (for watch registration), and the request's end. */
     private readonly watch: WatchSetting | undefined,
-    /** Ends the count of a watch in flight (see `watchSent`). */
-    private readonly settled: (() => void) | undefined,
     private readonly resolve: (value: T) => void,
     private readonly reject: (reason: unknown) => void,
   ) {}
 
   reply(err: number, r: JuteReader): void {
     if (err !== 0) {
-      this.settled?.();
-      this.watch?.register(err);
+      this.watch?.end(err);
       this.reject(new Failure(err));
       return;
     }
@@ -91,13 +117,12 @@ class PendingRequest<T> implements Request {
     // A record read must fill its reply exactly: bytes left over mean a length inside it was
     // wrong, and the stream with it. (Replies whose body is not read, such as sync's, are not checked.)
     if (r.remaining !== 0 && r.remaining !== unread) throw new ProtocolError('malformed', `a reply has ${r.remaining} bytes after its record`);
-    this.settled?.();
-    this.watch?.register(0);
+    this.watch?.end(0);
     this.resolve(value);
   }
 
   fail(failure: Failure): void {
-    this.settled?.();
+    this.watch?.end(undefined);
     this.reject(failure);
   }
 }
@@ -200,23 +225,29 @@ export class ProtocolTransport implements Transport {
   private request<T>(encode: () => Buffer, decode: (r: JuteReader) => T, watch?: WatchSetting): Promise<T> {
     if (this.isClosed) return Promise.reject(this.connection.closedFailure());
     return new Promise<T>((resolve, reject) => {
-      const settled = watch === undefined ? undefined : this.watchSent(watch.path);
-      this.connection.send(new PendingRequest(encode(), decode, watch, settled, resolve, reject));
+      if (watch !== undefined) this.watchStarted(watch.path);
+      this.connection.send(new PendingRequest(encode(), decode, watch, resolve, reject));
     });
   }
 
-  /** Counts a request that may set a watch on `path` as in flight; the returned function ends it. */
-  private watchSent(path: string): () => void {
+  /** Counts a request that may set a watch on `path` as in flight, until `watchEnded`. */
+  private watchStarted(path: string): void {
     const inFlight = (this.watchesInFlight ??= new Map());
     inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      const left = (inFlight.get(path) ?? 1) - 1;
-      if (left > 0) inFlight.set(path, left);
-      else if (inFlight.delete(path) && inFlight.size === 0 && this.watchesInFlight === inFlight) this.watchesInFlight = undefined;
-    };
+  }
+
+  /** @internal A request counted by `watchStarted` ended. */
+  watchEnded(path: string): void {
+    const inFlight = this.watchesInFlight;
+    if (inFlight === undefined) return;
+    const left = (inFlight.get(path) ?? 1) - 1;
+    if (left > 0) inFlight.set(path, left);
+    else inFlight.delete(path);
+  }
+
+  /** @internal Registers the watcher of a request whose reply says the server set its watch. */
+  registerWatch(where: WatchTable, path: string, watcher: Watcher): void {
+    this.connection.registry.add(where, path, watcher);
   }
 
   /** Awaits a call; a failure becomes a ZkError here, so its stack holds this call's callers. */
@@ -239,16 +270,9 @@ export class ProtocolTransport implements Transport {
     return this.chroot.prepend(path);
   }
 
-  /** Registers `watcher` when the reply says the server set the watch (the Java client's WatchRegistration). */
-  private watchOnReply(watcher: Watcher | undefined, path: string, table: (err: number) => WatchTable | undefined): WatchSetting | undefined {
-    if (watcher === undefined) return undefined;
-    return {
-      path,
-      register: (err) => {
-        const where = table(err);
-        if (where !== undefined) this.connection.registry.add(where, path, watcher);
-      },
-    };
+  /** The watch setting of a request with `watcher`; none without one. */
+  private watchOnReply(watcher: Watcher | undefined, path: string, table: WatchTableOf): WatchSetting | undefined {
+    return watcher === undefined ? undefined : new WatchSetting(this, path, watcher, table);
   }
 
   // ---------------------------------------------------------------- operations
@@ -296,7 +320,7 @@ export class ProtocolTransport implements Transport {
       () => encodePathWatch(OpCode.exists, serverPath, watcher !== undefined),
       readStat,
       // A watch on a missing node waits for its creation.
-      this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'data' : err === ErrorCode.noNode ? 'exist' : undefined)),
+      this.watchOnReply(watcher, serverPath, EXISTS_WATCH),
     );
     try {
       return await found;
@@ -326,7 +350,7 @@ export class ProtocolTransport implements Transport {
       this.request(
         () => encodePathWatch(OpCode.getData, serverPath, watcher !== undefined),
         readGetDataResponse,
-        this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'data' : undefined)),
+        this.watchOnReply(watcher, serverPath, DATA_WATCH),
       ),
     );
   }
@@ -345,7 +369,7 @@ export class ProtocolTransport implements Transport {
       this.request(
         () => encodePathWatch(OpCode.getChildren2, serverPath, watcher !== undefined),
         readGetChildren2Response,
-        this.watchOnReply(watcher, serverPath, (err) => (err === 0 ? 'child' : undefined)),
+        this.watchOnReply(watcher, serverPath, CHILD_WATCH),
       ),
     );
   }
@@ -412,7 +436,7 @@ export class ProtocolTransport implements Transport {
         OpCode.addWatch,
         (w) => PathTypeRecord.write(w, { path: serverPath, type: AddWatchModeCode[mode] }),
         () => undefined,
-        this.watchOnReply(watcher, serverPath, (err) => (err !== 0 ? undefined : mode === 'PERSISTENT' ? 'persistent' : 'persistentRecursive')),
+        this.watchOnReply(watcher, serverPath, mode === 'PERSISTENT' ? PERSISTENT_WATCH : PERSISTENT_RECURSIVE_WATCH),
       ),
     );
   }
