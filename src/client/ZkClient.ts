@@ -720,22 +720,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     call: (t: Transport, full: string, watcher: Watcher | undefined) => Promise<T>,
     watchSetOnNoNode = false,
   ): Promise<T> {
+    // Once the namespace is made, `ensure` answers undefined: the read runs on the second call.
     const namespaceMade = this.ns.ensure(signal);
-    if (namespaceMade) return namespaceMade.then(() => this.readNow(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode));
-    return this.readNow(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode);
-  }
-
-  /** `readChecked`, with the namespace made. */
-  private readNow<T>(
-    operation: string,
-    path: string,
-    watcher: Watcher | undefined,
-    session: Session | undefined,
-    signal: AbortSignal | undefined,
-    kind: WatchKind,
-    call: (t: Transport, full: string, watcher: Watcher | undefined) => Promise<T>,
-    watchSetOnNoNode: boolean,
-  ): Promise<T> {
+    if (namespaceMade) return namespaceMade.then(() => this.readChecked(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode));
     const full = this.ns.full(path);
     if (!watcher) return raceAbort(this.retry.run({ operation, path, signal, session }, (t) => call(t, full, undefined)), signal);
     const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
