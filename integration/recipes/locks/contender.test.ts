@@ -33,7 +33,7 @@ describe('Contender', () => {
       const [client, peer] = [await connect(), await connect()];
       const { contender: first } = await Contender.join(peer, parent, `${parent}/lock-`, { mode: 'EPHEMERAL_SEQUENTIAL' });
       const { contender: second } = await Contender.join(client, parent, `${parent}/lock-`, { mode: 'EPHEMERAL_SEQUENTIAL' });
-      const listings = jest.spyOn(client, 'getChildrenWithStat');
+      const listings = jest.spyOn(client, 'getChildrenOfBuilt');
       const watched = () => eventually('the watch on the node ahead', () => isWatching(zk.server, first.path, client.sessionId));
       return { first, second, listings, watched };
     }

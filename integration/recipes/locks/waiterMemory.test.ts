@@ -18,8 +18,8 @@ describe('InterProcessMutex: what a waiting waiter keeps', () => {
         listings.push(new WeakRef(created.children));
         return created;
       };
-      const list = s.getChildrenWithStat.bind(s);
-      s.getChildrenWithStat = async (...args) => {
+      const list = s.getChildrenOfBuilt.bind(s);
+      s.getChildrenOfBuilt = async (...args) => {
         const listed = await list(...args);
         listings.push(new WeakRef(listed.children));
         return listed;
