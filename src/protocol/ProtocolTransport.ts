@@ -225,8 +225,10 @@ export class ProtocolTransport implements Transport {
   private request<T>(encode: () => Buffer, decode: (r: JuteReader) => T, watch?: WatchSetting): Promise<T> {
     if (this.isClosed) return Promise.reject(this.connection.closedFailure());
     return new Promise<T>((resolve, reject) => {
+      const bytes = encode();
+      // Counted once it is sure to be sent: a request that fails to encode never ends.
       if (watch !== undefined) this.watchStarted(watch.path);
-      this.connection.send(new PendingRequest(encode(), decode, watch, resolve, reject));
+      this.connection.send(new PendingRequest(bytes, decode, watch, resolve, reject));
     });
   }
 
