@@ -15,6 +15,7 @@ import { external, startStandalone } from './deployment';
 import { RawFloorClient } from './peers/rawFloor';
 import { ZkRecipesPeer } from './peers/zkRecipes';
 import { fmt, median, pct } from './stats';
+import { runToExit } from './script';
 
 const SESSION_TIMEOUT_MS = 30_000;
 const CONTENDED_SESSIONS = 8;
@@ -100,10 +101,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runToExit(main);

@@ -52,6 +52,7 @@ import {
 import { connectStringOf } from './peers/types';
 import { handoffLatencies } from './scenarios/handoff';
 import { fmt, median, pct } from './stats';
+import { runToExit } from './script';
 
 const SESSION_TIMEOUT_MS = 30_000;
 /** How long the W waiters may take to queue. */
@@ -347,10 +348,4 @@ async function main(): Promise<void> {
   if (bad > 0) throw new Error(`${bad} overlapping or out-of-order holds`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runToExit(main);
