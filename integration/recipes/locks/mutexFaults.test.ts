@@ -15,14 +15,20 @@ describe('InterProcessMutex under faults', () => {
   });
 
   it("the holder's session expires: its signal aborts with LOST, and the next waiter acquires", async () => {
-    const holderClient = await zk.clients.connect({ connectString: zk.server.connectString, connectionStateErrorPolicy: 'session' });
+    await using proxy = await FaultProxy.start(zk.server.connectString);
+    const holderClient = await zk.clients.connect({ connectString: proxy.connectString, connectionStateErrorPolicy: 'session' });
     const waiterClient = await zk.clients.connect({ connectString: zk.server.connectString });
     const lease = await new InterProcessMutex(holderClient, path).acquire();
     const lost = aborted(lease.signal);
     const next = new InterProcessMutex(waiterClient, path).acquire({ timeoutMs: timing(30_000) });
     await eventually('the waiter queued', async () => (await childrenOf(waiterClient, path)).length === 2);
 
-    await expireSession(holderClient);
+    // Expired with the holder cut off: a holder that attached to its session again while it was
+    // being closed would hear its own node's deletion (NODE_DELETED) before the expiry. It hears
+    // of the expiry when it reconnects.
+    proxy.cut();
+    await expireSession(holderClient, { connectString: zk.server.connectString });
+    proxy.heal();
     const reason = await lost;
     expect(reason).toBeInstanceOf(LockLostError);
     expect((reason as LockLostError).reason).toBe('LOST');
