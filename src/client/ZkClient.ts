@@ -341,8 +341,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    */
   private createPrepared(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
     if (prepared.compressed || this.options.aclProvider !== undefined) return this.createPreparedChecked(prepared, signal);
-    const { path, data, mode, ttlMs, createParents } = prepared.request;
-    const request: CreateRequest = { path, data, mode, ttlMs, createParents, protected: prepared.request.protected, listParent: true, signal };
+    const request = listedCreate(prepared, prepared.request.data, signal);
     const namespaceMade = this.ns.ensure(signal);
     if (namespaceMade) return namespaceMade.then(() => createNode(this.createContext, request) as Promise<CreatedAndListed>);
     return createNode(this.createContext, request) as Promise<CreatedAndListed>;
@@ -350,15 +349,14 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** `createPrepared` whose data is compressed now, or whose size is checked again (its ACL may differ from the last). */
   private async createPreparedChecked(prepared: PreparedCreate, signal: AbortSignal | undefined): Promise<CreatedAndListed> {
-    const { path, mode, ttlMs, createParents } = prepared.request;
+    const { path, mode, ttlMs } = prepared.request;
     const isProtected = prepared.request.protected;
     let data = prepared.request.data;
     if (prepared.compressed) data = await raceAbort(compressData(this.options.compression, path, data), signal);
     this.checkCreateSize(path, mode, isProtected, ttlMs, data.length);
     const namespaceMade = this.ns.ensure(signal);
     if (namespaceMade) await namespaceMade;
-    const request: CreateRequest = { path, data, mode, ttlMs, createParents, protected: isProtected, listParent: true, signal };
-    return (await createNode(this.createContext, request)) as CreatedAndListed;
+    return (await createNode(this.createContext, listedCreate(prepared, data, signal))) as CreatedAndListed;
   }
 
   private checkCreate(path: string, options: CreateOptions) {
@@ -460,12 +458,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Stat of the node, or null when it does not exist. A watcher is set either way. */
   async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
-    try {
-      return await this.read('exists', path, options, 'data', (t, full, w) => t.exists(full, w), true);
-    } catch (err) {
-      if (isZkError(err, 'NONODE')) return null;
-      throw err;
-    }
+    return this.read('exists', path, options, 'data', existsOf, true).catch(nullIfNoNode);
   }
 
   /**
@@ -476,7 +469,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   async getData(path: string, options: GetDataOptions = {}): Promise<{ data: Buffer; stat: Stat }> {
     const o = validateOptions(options, 'options');
     const compressed = this.compressionWanted(o.compressed);
-    const read = await this.read('getData', path, options, 'data', (t, full, w) => t.getData(full, w));
+    const read = await this.read('getData', path, options, 'data', getDataOf);
     if (!compressed) return read;
     const signal = validateSignal(o.signal);
     return { data: await raceAbort(decompressData(this.options.compression, path, read.data), signal), stat: read.stat };
@@ -489,7 +482,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
 
   /** Names of the node's children and the node's stat (whose `pzxid` is the last child change). */
   getChildrenWithStat(path: string, options: WatchOptions = {}): Promise<{ children: string[]; stat: Stat }> {
-    return this.read('getChildren', path, options, 'children', (t, full, w) => t.getChildren(full, w));
+    return this.read('getChildren', path, options, 'children', getChildrenOf);
   }
 
   /**
@@ -795,6 +788,12 @@ export class PreparedCreate {
     readonly request: Readonly<Omit<CreateRequest, 'listParent' | 'signal'>>,
     readonly compressed: boolean,
   ) {}
+}
+
+/** The create `createAndListParent` runs for `prepared`, with `data` as it is sent. */
+function listedCreate(prepared: PreparedCreate, data: Buffer, signal: AbortSignal | undefined): CreateRequest {
+  const { path, mode, ttlMs, createParents } = prepared.request;
+  return { path, data, mode, ttlMs, createParents, protected: prepared.request.protected, listParent: true, signal };
 }
 
 /** A retried delete's NONODE: the attempt whose reply was lost deleted the node. */

@@ -377,7 +377,7 @@ export class ProtocolTransport implements Transport {
   }
 
   async sync(path: string): Promise<void> {
-    await this.run(path, this.call(OpCode.sync, (w) => PathRecord.write(w, { path: this.server(path) }), () => undefined));
+    await this.run(path, this.call(OpCode.sync, (w) => PathRecord.write(w, { path: this.server(path) }), noReply));
   }
 
   getACL(path: string): Promise<{ acl: ACL[]; stat: Stat }> {
@@ -385,7 +385,7 @@ export class ProtocolTransport implements Transport {
   }
 
   async setACL(path: string, acl: readonly ACL[], version: number): Promise<void> {
-    await this.run(path, this.call(OpCode.setACL, (w) => SetACLRequestRecord.write(w, { path: this.server(path), acl, version }), () => undefined));
+    await this.run(path, this.call(OpCode.setACL, (w) => SetACLRequestRecord.write(w, { path: this.server(path), acl, version }), noReply));
   }
 
   /**
@@ -437,7 +437,7 @@ export class ProtocolTransport implements Transport {
       this.call(
         OpCode.addWatch,
         (w) => PathTypeRecord.write(w, { path: serverPath, type: AddWatchModeCode[mode] }),
-        () => undefined,
+        noReply,
         this.watchOnReply(watcher, serverPath, mode === 'PERSISTENT' ? PERSISTENT_WATCH : PERSISTENT_RECURSIVE_WATCH),
       ),
     );
@@ -476,7 +476,7 @@ export class ProtocolTransport implements Transport {
         else opcode = OpCode.checkWatches;
       }
       try {
-        await this.call(opcode, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[type] }), () => undefined);
+        await this.call(opcode, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[type] }), noReply);
       } catch (failure) {
         if (!local || !(failure instanceof Failure)) throw failure;
       }
@@ -491,7 +491,7 @@ export class ProtocolTransport implements Transport {
     const serverPath = this.server(path);
     try {
       if (!this.connection.registry.contains(serverPath, kind, watcher)) throw new Failure(ErrorCode.noWatcher);
-      await this.call(OpCode.checkWatches, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[kind] }), () => undefined);
+      await this.call(OpCode.checkWatches, (w) => PathTypeRecord.write(w, { path: serverPath, type: WatcherTypeCode[kind] }), noReply);
     } catch (failure) {
       throw this.toError(failure, path);
     }
