@@ -69,7 +69,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const markdown = [
     '## 8. Memory per session',
     '',
-    `A fresh Node process per measurement opens ${sessions} sessions, one \`ZkClient\` each, on one transport, after 200 sessions opened first (they load and warm up the code, and take up the slack loading leaves in the heap); memory is read after full garbage collections (\`--expose-gc\`) before and after the ${sessions}, and the growth is divided by ${sessions} (kB per session, median of ${rounds} round(s)). RSS counts everything, the native binding's C memory included; the JS heap and external memory are V8's share.`,
+    `A fresh Node process per measurement opens ${sessions} sessions, one \`ZkClient\` each, on one transport, after 200 sessions opened first (they load and warm up the code, and take up the slack loading leaves in the heap); memory is read as the least of 8 readings, one after each of 8 full garbage collections (\`--expose-gc\`), before and after the ${sessions}, and the growth is divided by ${sessions} (kB per session, median of ${rounds} round(s)). RSS counts everything, the native binding's C memory included; the JS heap and external memory are V8's share.`,
     '',
     mdTable(['transport', 'RSS kB / session', 'JS heap kB / session', 'external + ArrayBuffers kB / session', 'runs'], rows, [1, 2, 3, 4]),
     '',
