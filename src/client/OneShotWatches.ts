@@ -6,14 +6,50 @@ const log = debug('zk-recipes:client:watch');
 /** What a one-shot watch watches: a node's data (and existence), or its children. */
 export type WatchKind = 'data' | 'children';
 
-interface Entry {
-  readonly transport: Transport;
-  readonly path: string;
-  readonly kind: WatchKind;
-  readonly user: Watcher;
+/**
+ * One watch of a read: the watcher the transport holds (`native`), which calls the user's once.
+ * One object and one closure per watched read (a waiter sets one on the node ahead of it).
+ */
+class Entry {
+  private fired = false;
+  /** What the transport calls with the server's event, or with 'sessionLost'. */
   readonly native: Watcher;
-  /** Never call the user again. */
-  cancel(): void;
+
+  constructor(
+    private readonly owner: OneShotWatches,
+    readonly transport: Transport,
+    readonly path: string,
+    readonly kind: WatchKind,
+    readonly user: Watcher,
+    private readonly toUser: (event: WatchEvent) => WatchEvent,
+  ) {
+    this.native = (event) => this.fire(event);
+  }
+
+  private fire(event: WatchEvent): void {
+    if (this.fired) return;
+    this.fired = true;
+    this.owner.unlist(this);
+    try {
+      this.user(this.toUser(event));
+    } catch (err) {
+      log('a watcher on %s threw: %O', this.path, err);
+    }
+  }
+
+  /** Never call the user again: for a read whose watch the server did not set, or a watch taken back. */
+  forget(): void {
+    this.fired = true;
+    this.owner.unlist(this);
+  }
+}
+
+/** A registered watch, as its read sees it. */
+export interface OneShotWatch {
+  /** The watcher to hand to the transport. */
+  readonly native: Watcher;
+  /** Forgets the watch for good (for a read whose watch the server did not set). */
+  forget(): void;
 }
 
 /**
@@ -24,51 +60,32 @@ interface Entry {
  */
 export class OneShotWatches {
   /**
-   * The watches by path, so that taking one back costs the same with 20,000 watches as with 2.
+   * The watches by path, so that taking one back costs the same with 20,000 watches as with 2: the
+   * one watch on a path, or a Set of them when there are several (a path most often has one).
    * Made with the first watch: a session that sets none (most idle ones) keeps no Map.
    */
-  private byPath: Map<string, Set<Entry>> | undefined;
+  private byPath: Map<string, Entry | Set<Entry>> | undefined;
 
   /**
-   * Registers `watcher` for a read on `t` and returns the watcher to hand to the transport, and a
-   * function that forgets it for good (for reads whose watch the server did not set).
+   * Registers `watcher` for a read on `t`: the watch's `native` goes to the transport; `toUser`
+   * makes the user's event of the server's (made once per client: a watch adds no closure of its own).
    */
-  register(t: Transport, fullPath: string, kind: WatchKind, watcher: Watcher, toUser: (event: WatchEvent) => WatchEvent): { native: Watcher; forget: () => void } {
-    let fired = false;
-    const fire = (event: WatchEvent) => {
-      if (fired) return;
-      fired = true;
-      this.unlist(entry);
-      try {
-        watcher(toUser(event));
-      } catch (err) {
-        log('a watcher on %s threw: %O', fullPath, err);
-      }
-    };
-    const entry: Entry = {
-      transport: t,
-      path: fullPath,
-      kind,
-      user: watcher,
-      native: fire,
-      cancel: () => {
-        fired = true;
-        this.unlist(entry);
-      },
-    };
+  register(t: Transport, fullPath: string, kind: WatchKind, watcher: Watcher, toUser: (event: WatchEvent) => WatchEvent): OneShotWatch {
+    const entry = new Entry(this, t, fullPath, kind, watcher, toUser);
     const byPath = (this.byPath ??= new Map());
     const atPath = byPath.get(fullPath);
-    if (atPath) atPath.add(entry);
-    else byPath.set(fullPath, new Set([entry]));
-    return { native: fire, forget: entry.cancel };
+    if (atPath === undefined) byPath.set(fullPath, entry);
+    else if (atPath instanceof Set) atPath.add(entry);
+    else byPath.set(fullPath, new Set([atPath, entry]));
+    return entry;
   }
 
   /** Takes back `watcher`'s watches on `fullPath` (of `kind`, or both): it will not be called. Returns what the transports hold for them. */
   take(fullPath: string, watcher: Watcher, kind: WatchKind | 'any'): Array<{ transport: Transport; kind: WatchKind; native: Watcher }> {
     const taken: Array<{ transport: Transport; kind: WatchKind; native: Watcher }> = [];
-    for (const entry of [...(this.byPath?.get(fullPath) ?? [])]) {
+    for (const entry of entriesOf(this.byPath?.get(fullPath))) {
       if (entry.user !== watcher || (kind !== 'any' && entry.kind !== kind)) continue;
-      entry.cancel();
+      entry.forget();
       taken.push({ transport: entry.transport, kind: entry.kind, native: entry.native });
     }
     return taken;
@@ -87,15 +104,18 @@ export class OneShotWatches {
     }
   }
 
-  private unlist(entry: Entry): void {
-    const atPath = this.byPath?.get(entry.path);
-    if (atPath?.delete(entry) && atPath.size === 0) this.byPath?.delete(entry.path);
+  /** @internal `entry` fired or was forgotten. */
+  unlist(entry: Entry): void {
+    const byPath = this.byPath;
+    const atPath = byPath?.get(entry.path);
+    if (atPath === entry) byPath?.delete(entry.path);
+    else if (atPath instanceof Set && atPath.delete(entry) && atPath.size === 0) byPath?.delete(entry.path);
   }
 
   /** Every watch kept now, a copy: telling a watcher takes its watch out. */
   private all(): Entry[] {
     const all: Entry[] = [];
-    for (const atPath of this.byPath?.values() ?? []) all.push(...atPath);
+    for (const atPath of this.byPath?.values() ?? []) all.push(...entriesOf(atPath));
     return all;
   }
 
@@ -108,4 +128,9 @@ export class OneShotWatches {
   endAll(): void {
     for (const entry of this.all()) entry.native({ type: 'sessionLost', path: entry.path });
   }
+}
+
+/** The watches kept on one path, a copy. */
+function entriesOf(atPath: Entry | Set<Entry> | undefined): Entry[] {
+  return atPath === undefined ? [] : atPath instanceof Set ? [...atPath] : [atPath];
 }

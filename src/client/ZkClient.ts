@@ -4,7 +4,7 @@ import debug from 'debug';
 import { InvalidArgumentError, isZkError } from '../errors';
 import { validatePath } from '../paths';
 import { isRetryableError } from '../retry';
-import { splitConnectString, type ACL, type ClientIdentity, type OptionalOperation, type ReadOp, type Stat, type Transport, type Watcher } from '../transport/Transport';
+import { splitConnectString, type ACL, type ClientIdentity, type OptionalOperation, type ReadOp, type Stat, type Transport, type WatchEvent, type Watcher } from '../transport/Transport';
 import { abortReason, raceAbort } from '../util/async';
 import { emitSafely } from '../util/events';
 import { showAs } from '../util/redact';
@@ -90,6 +90,8 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
   readonly options: ResolvedClientOptions;
   private readonly states: ConnectionStateManager;
   private readonly watches = new OneShotWatches();
+  /** A watch event as the user sees it: its path relative to the namespace. */
+  private readonly toUserEvent = (event: WatchEvent): WatchEvent => ({ ...event, path: this.ns.relative(event.path) });
   private readonly connection: Connection;
   private readonly retry: RetryLoop;
   private readonly ns: Namespace;
@@ -718,16 +720,19 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
     if (namespaceMade) return namespaceMade.then(() => this.readChecked(operation, path, watcher, session, signal, kind, call, watchSetOnNoNode));
     const full = this.ns.full(path);
     if (!watcher) return raceAbort(this.retry.run({ operation, path, signal, session }, (t) => call(t, full, undefined)), signal);
-    const toUser = (event: Parameters<Watcher>[0]) => ({ ...event, path: this.ns.relative(event.path) });
     return raceAbort(
-      this.retry.run({ operation, path, signal, session }, async (t) => {
-        const { native, forget } = this.watches.register(t, full, kind, watcher, toUser);
+      this.retry.run({ operation, path, signal, session }, (t) => {
+        const watch = this.watches.register(t, full, kind, watcher, this.toUserEvent);
+        let reading: Promise<T>;
         try {
-          return await call(t, full, native);
+          reading = call(t, full, watch.native);
         } catch (err) {
-          if (!(watchSetOnNoNode && isZkError(err, 'NONODE'))) forget();
-          throw err;
+          reading = Promise.reject(err);
         }
+        return reading.catch((err: unknown) => {
+          if (!(watchSetOnNoNode && isZkError(err, 'NONODE'))) watch.forget();
+          throw err;
+        });
       }),
       signal,
     );
