@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors';
 import { isRetryableError } from '../retry';
-import { OPEN_ACL, type CreateMode, type Stat, type Transport } from '../transport/Transport';
+import { OPEN_ACL, type ACL, type CreateMode, type Stat, type Transport } from '../transport/Transport';
 import { raceAbort } from '../util/async';
 import type { AclForPath } from './acls';
 import type { BackgroundDeletes } from './BackgroundDeletes';
@@ -62,7 +62,21 @@ export interface CreateContext {
  * The node and the parents it makes get `aclFor(path)` in their create requests; on a transport
  * whose create cannot carry an ACL (`aclOnCreate` false), by a setACL after the create.
  */
-export async function createNode(ctx: CreateContext, req: CreateRequest): Promise<CreatedNode> {
+export function createNode(ctx: CreateContext, req: CreateRequest): Promise<CreatedNode> {
+  try {
+    return createNodeNow(ctx, req);
+  } catch (err) {
+    // A throwing ACL provider, say: a rejection, as from every other step.
+    return Promise.reject(err);
+  }
+}
+
+/**
+ * `createNode`'s work. Its first attempt runs with no async function of its own (the create, and
+ * the listing behind it, then one reaction each); the rare paths (a retried protected create,
+ * parents made again, an ACL set after the create) are async.
+ */
+function createNodeNow(ctx: CreateContext, req: CreateRequest): Promise<CreatedNode> {
   const { retry, namespace, background } = ctx;
   const full = namespace.full(req.path);
   // Split by hand: a sequential path may end in '/', leaving the name to the server's counter.
@@ -84,51 +98,64 @@ export async function createNode(ctx: CreateContext, req: CreateRequest): Promis
     // order, so the listing already holds the new node. Its failure follows the create's.
     listing(t),
   ];
-  const createOnce = async (t: Transport, session: Session): Promise<Created> => {
+  const createOnce = (t: Transport, session: Session): Promise<Created> => {
     const [created, listed] = req.listParent && t.batch ? t.batch(() => send(t)) : send(t);
-    listed?.catch(() => undefined);
-    const { path, stat } = await created;
-    const parentListing = listed && (await listed);
-    return { path, stat, session, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
+    const aclSet = t.aclOnCreate;
+    if (listed === undefined) return created.then(({ path, stat }) => ({ path, stat, session, aclSet, children: undefined, parentStat: undefined }));
+    listed.catch(() => undefined);
+    return created.then(({ path, stat }) => listed.then((parentListing) => ({ path, stat, session, aclSet, children: parentListing.children, parentStat: parentListing.stat })));
+  };
+  /** `createOnce`, making the parents again after NONODE when asked to: a container parent can be reaped between our mkdirs and our create. */
+  const createWithParents = (t: Transport, session: Session, parentsTries: number): Promise<Created> => {
+    const once = createOnce(t, session);
+    if (req.createParents === undefined) return once;
+    return once.catch(async (err: unknown) => {
+      if (!isZkError(err, 'NONODE') || parentsTries >= MAX_PARENT_TRIES) throw err;
+      await mkdirs(t, parent, parentMode, ctx.aclFor);
+      return createWithParents(t, session, parentsTries + 1);
+    });
+  };
+  /** A retried protected create: the node the lost reply's create may have made is looked for first. */
+  const recover = async (t: Transport, session: Session): Promise<Created> => {
+    const found = await findProtectedNode(t, parent, protectedId as string, ephemeral, (stale) => background.delete(stale));
+    if (!found) return createWithParents(t, session, 0);
+    const parentListing = await listing(t);
+    return { path: found, session, stat: undefined, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
   };
 
-  const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, async (t, n, session) => {
-    if (protectedId && n > 0) {
-      const found = await findProtectedNode(t, parent, protectedId, ephemeral, (stale) => background.delete(stale));
-      if (found) {
-        const parentListing = await listing(t);
-        return { path: found, session, stat: undefined, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
-      }
-    }
-    for (let parentsTries = 0; ; parentsTries++) {
-      try {
-        return await createOnce(t, session);
-      } catch (err) {
-        // A container parent can be reaped between our mkdirs and our create: try again.
-        if (!isZkError(err, 'NONODE') || req.createParents === undefined || parentsTries >= MAX_PARENT_TRIES) throw err;
-        await mkdirs(t, parent, parentMode, ctx.aclFor);
-      }
-    }
-  });
-  const created = await raceAbort(attempt, req.signal, (late) => {
+  const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, (t, n, session) =>
+    protectedId && n > 0 ? recover(t, session) : createWithParents(t, session, 0),
+  );
+  return raceAbort(attempt, req.signal, (late) => {
     // An ephemeral node is deleted in its own session only: in a later one the path may hold another's.
     if (late.status === 'fulfilled') background.delete(late.value.path, -1, false, ephemeral ? late.value.session : undefined);
     else if (protectedId && isRetryableError(late.reason)) background.deleteProtected(parent, protectedId, ephemeral);
-  }).catch((err: unknown) => {
-    if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
+  }).then(
+    (created) => (created.aclSet || acl === OPEN_ACL ? relative(namespace, created) : setAclAfter(ctx, req, created, acl, ephemeral)),
+    (err: unknown) => {
+      if (protectedId && isRetryableError(err)) background.deleteProtected(parent, protectedId, ephemeral);
+      throw err;
+    },
+  );
+}
+
+/**
+ * Sets the ACL of a node the transport created open (the native binding). An ephemeral node goes
+ * with its session: its ACL is set in that session or not at all (in the next, the path is gone
+ * or, worse, another session's node).
+ */
+async function setAclAfter(ctx: CreateContext, req: CreateRequest, created: Created, acl: readonly ACL[], ephemeral: boolean): Promise<CreatedNode> {
+  const session = ephemeral ? created.session : undefined;
+  await ctx.retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(created.path, acl, -1)).catch((err: unknown) => {
+    // The caller hears the create failed: an open node it does not know of must not stay.
+    ctx.background.delete(created.path, -1, false, ephemeral ? created.session : undefined);
     throw err;
   });
-  if (!created.aclSet && acl !== OPEN_ACL) {
-    // The transport created it open (the native binding). An ephemeral node goes with its session:
-    // its ACL is set in that session or not at all (in the next, the path is gone or, worse,
-    // another session's node).
-    const session = ephemeral ? created.session : undefined;
-    await retry.run({ operation: 'setACL', path: req.path, signal: req.signal, session }, (t) => t.setACL(created.path, acl, -1)).catch((err: unknown) => {
-      // The caller hears the create failed: an open node it does not know of must not stay.
-      background.delete(created.path, -1, false, ephemeral ? created.session : undefined);
-      throw err;
-    });
-  }
+  return relative(ctx.namespace, created);
+}
+
+/** What the caller hears of a create done: its path relative to the namespace again. */
+function relative(namespace: Namespace, created: Created): CreatedNode {
   return { path: namespace.relative(created.path), session: created.session, stat: created.stat, children: created.children, parentStat: created.parentStat };
 }
 

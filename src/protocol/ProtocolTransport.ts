@@ -252,13 +252,15 @@ export class ProtocolTransport implements Transport {
     this.connection.registry.add(where, path, watcher);
   }
 
-  /** Awaits a call; a failure becomes a ZkError here, so its stack holds this call's callers. */
-  private async run<T>(path: string, call: Promise<T>): Promise<T> {
-    try {
-      return await call;
-    } catch (failure) {
+  /**
+   * A call whose failure becomes a ZkError here, in a reaction to the call's promise: its stack
+   * holds this call's callers (V8 follows the promise this returns to the async functions that
+   * await it), with no async frame of its own.
+   */
+  private run<T>(path: string, call: Promise<T>): Promise<T> {
+    return call.then(undefined, (failure: unknown) => {
       throw this.toError(failure, path);
-    }
+    });
   }
 
   private toError(failure: unknown, path: string): ZkError {
@@ -316,20 +318,18 @@ export class ProtocolTransport implements Transport {
     return this.run(path, this.request(() => encodePathVersion(OpCode.delete, this.server(path), version), noReply));
   }
 
-  async exists(path: string, watcher?: Watcher): Promise<Stat | null> {
+  exists(path: string, watcher?: Watcher): Promise<Stat | null> {
     const serverPath = this.server(path);
-    const found = this.request(
+    const found: Promise<Stat | null> = this.request(
       () => encodePathWatch(OpCode.exists, serverPath, watcher !== undefined),
       readStat,
       // A watch on a missing node waits for its creation.
       this.watchOnReply(watcher, serverPath, EXISTS_WATCH),
     );
-    try {
-      return await found;
-    } catch (failure) {
+    return found.then(undefined, (failure: unknown) => {
       if (failure instanceof Failure && failure.rc === ErrorCode.noNode) return null;
       throw this.toError(failure, path);
-    }
+    });
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ data: Buffer; stat: Stat }> {
