@@ -28,8 +28,7 @@ class Entry {
 
   private fire(event: WatchEvent): void {
     if (this.fired) return;
-    this.fired = true;
-    this.owner.unlist(this);
+    this.forget();
     try {
       this.user(this.toUser(event));
     } catch (err) {

@@ -101,9 +101,9 @@ function createNodeNow(ctx: CreateContext, req: CreateRequest): Promise<CreatedN
   const createOnce = (t: Transport, session: Session): Promise<Created> => {
     const [created, listed] = req.listParent && t.batch ? t.batch(() => send(t)) : send(t);
     const aclSet = t.aclOnCreate;
-    if (listed === undefined) return created.then(({ path, stat }) => ({ path, stat, session, aclSet, children: undefined, parentStat: undefined }));
+    if (listed === undefined) return created.then(({ path, stat }) => createdOf(path, stat, session, aclSet, undefined));
     listed.catch(() => undefined);
-    return created.then(({ path, stat }) => listed.then((parentListing) => ({ path, stat, session, aclSet, children: parentListing.children, parentStat: parentListing.stat })));
+    return created.then(({ path, stat }) => listed.then((parentListing) => createdOf(path, stat, session, aclSet, parentListing)));
   };
   /** `createOnce`, making the parents again after NONODE when asked to: a container parent can be reaped between our mkdirs and our create. */
   const createWithParents = (t: Transport, session: Session, parentsTries: number): Promise<Created> => {
@@ -119,8 +119,7 @@ function createNodeNow(ctx: CreateContext, req: CreateRequest): Promise<CreatedN
   const recover = async (t: Transport, session: Session): Promise<Created> => {
     const found = await findProtectedNode(t, parent, protectedId as string, ephemeral, (stale) => background.delete(stale));
     if (!found) return createWithParents(t, session, 0);
-    const parentListing = await listing(t);
-    return { path: found, session, stat: undefined, aclSet: t.aclOnCreate, children: parentListing?.children, parentStat: parentListing?.stat };
+    return createdOf(found, undefined, session, t.aclOnCreate, await listing(t));
   };
 
   const attempt = retry.run({ operation: 'create', path: req.path, signal: req.signal }, (t, n, session) =>
@@ -152,6 +151,11 @@ async function setAclAfter(ctx: CreateContext, req: CreateRequest, created: Crea
     throw err;
   });
   return relative(ctx.namespace, created);
+}
+
+/** A create done, with the parent's listing when one was asked for. */
+function createdOf(path: string, stat: Stat | undefined, session: Session, aclSet: boolean, parentListing: { children: string[]; stat: Stat } | undefined): Created {
+  return { path, stat, session, aclSet, children: parentListing?.children, parentStat: parentListing?.stat };
 }
 
 /** What the caller hears of a create done: its path relative to the namespace again. */
