@@ -308,8 +308,12 @@ export class InterProcessMutex implements InterProcessLock {
     holding.leases.splice(at, 1);
     if (holding.leases.length > 0) return;
     this.held.delete(holding);
+    // The delete is written first, the monitor's bookkeeping after it: nothing in this process can
+    // tell the order (no event is read before this run of code ends), and the next holder waits
+    // on the delete alone. After a hold of any length the code runs cold, slower by half.
+    const deleting = deleteOwnNodeWithin(this.client, holding.acquisition.node, RELEASE_WAIT_MS);
     holding.monitor.release();
     if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
-    await deleteOwnNodeWithin(this.client, holding.acquisition.node, RELEASE_WAIT_MS);
+    await deleting;
   }
 }

@@ -339,9 +339,11 @@ export class InterProcessSemaphoreV2 {
       stat.czxid,
       () => monitor.signal,
       async () => {
+        // The delete first, the bookkeeping after it (as the mutex's release does).
+        const deleting = deleteOwnNodeWithin(this.client, node, RELEASE_WAIT_MS);
         monitor.release();
         log('%s: returned %s', this.path, node);
-        await deleteOwnNodeWithin(this.client, node, RELEASE_WAIT_MS);
+        await deleting;
       },
     );
     return { lease, monitor };
