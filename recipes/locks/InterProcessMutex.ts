@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import debug from 'debug';
 import {
   Deadline,
-  deleteOwnNodeWithin,
   describeValue,
   InvalidArgumentError,
   type LockRecipe,
@@ -17,7 +16,7 @@ import {
 } from '../../src/recipeKit';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { LockTimeoutError, NotLockOwnerError } from './errors';
-import { RELEASE_WAIT_MS, type AcquireOptions, type InterProcessLock, type TryAcquireOptions } from './InterProcessLock';
+import type { AcquireOptions, InterProcessLock, TryAcquireOptions } from './InterProcessLock';
 import { SimpleLease, type Lease } from './Lease';
 import { LockInternals, standardDriver, type Acquisition, type LockDriver, type NodeToCreate } from './LockInternals';
 import { LockMonitor } from './LockMonitor';
@@ -272,8 +271,7 @@ export class InterProcessMutex implements InterProcessLock {
     const monitor = new LockMonitor(this.client, acquisition.node, acquisition.session, revoke ? () => revoke(this) : undefined, acquisition.own);
     if (monitor.isLost) {
       log('%s: won %s, but the lock could no longer be trusted; trying again', this.path, acquisition.node);
-      monitor.release();
-      void deleteOwnNodeWithin(this.client, acquisition.node, RELEASE_WAIT_MS);
+      void monitor.releaseAndDelete();
       return undefined;
     }
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
@@ -308,11 +306,7 @@ export class InterProcessMutex implements InterProcessLock {
     holding.leases.splice(at, 1);
     if (holding.leases.length > 0) return;
     this.held.delete(holding);
-    // The delete is written first, the monitor's bookkeeping after it: nothing in this process can
-    // tell the order (no event is read before this run of code ends), and the next holder waits
-    // on the delete alone. After a hold of any length the code runs cold, slower by half.
-    const deleting = deleteOwnNodeWithin(this.client, holding.acquisition.node, RELEASE_WAIT_MS);
-    holding.monitor.release();
+    const deleting = holding.monitor.releaseAndDelete();
     if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
     await deleting;
   }

@@ -3,7 +3,6 @@ import {
   Deadline,
   deferred,
   deleteOwnNode,
-  deleteOwnNodeWithin,
   describeValue,
   InvalidArgumentError,
   isSessionEndedError,
@@ -29,7 +28,7 @@ import { SharedCount } from '../shared/SharedCount';
 import { checkAcquireOptions, checkTryOptions } from './acquireOptions';
 import { AttemptScope } from './AttemptScope';
 import { LockTimeoutError } from './errors';
-import { RELEASE_WAIT_MS, type AcquireOptions } from './InterProcessLock';
+import type { AcquireOptions } from './InterProcessLock';
 import { InterProcessMutex, holdingOf } from './InterProcessMutex';
 import { SimpleLease, type Lease } from './Lease';
 import { LockMonitor } from './LockMonitor';
@@ -339,9 +338,7 @@ export class InterProcessSemaphoreV2 {
       stat.czxid,
       () => monitor.signal,
       async () => {
-        // The delete first, the bookkeeping after it (as the mutex's release does).
-        const deleting = deleteOwnNodeWithin(this.client, node, RELEASE_WAIT_MS);
-        monitor.release();
+        const deleting = monitor.releaseAndDelete();
         log('%s: returned %s', this.path, node);
         await deleting;
       },

@@ -1,6 +1,7 @@
 import debug from 'debug';
 import {
   type ConnectionState,
+  deleteOwnNodeWithin,
   type LockRecipe,
   metrics,
   type NodeData,
@@ -11,6 +12,7 @@ import {
 } from '../../src/recipeKit';
 import { LockLostError, type LockLostReason } from './errors';
 import { heldLocksOf, type HeldLocks, type WatchedHold } from './HeldLocks';
+import { RELEASE_WAIT_MS } from './InterProcessLock';
 import type { OwnNode } from './OwnNode';
 
 const log = debug('zk-recipes:locks:monitor');
@@ -94,6 +96,20 @@ export class LockMonitor implements WatchedHold {
   /** The lock was released: the signal aborts with 'RELEASED', and the node is no longer watched. */
   release(): void {
     this.lose('RELEASED');
+  }
+
+  /**
+   * Releases the lock (see `release`) and deletes our node, guaranteed (see deleteOwnNodeWithin):
+   * resolves once the server confirms, or after RELEASE_WAIT_MS. The delete is written first, the
+   * monitor's bookkeeping after it: nothing in this process can tell the order (no reply or event
+   * is read before this code ends), and the next holder waits on the delete alone. After a hold
+   * this code runs cold, about twice as slowly as in a tight loop, so what comes before the write
+   * is what the next holder waits for.
+   */
+  releaseAndDelete(): Promise<void> {
+    const deleting = deleteOwnNodeWithin(this.client, this.node, RELEASE_WAIT_MS);
+    this.release();
+    return deleting;
   }
 
   /** Told by HeldLocks: the client moved to `state`. */
