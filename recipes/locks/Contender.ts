@@ -11,6 +11,7 @@ import {
   type ZkClient,
 } from '../../src/recipeKit';
 import { HandOffMarkReader } from './handOffMark';
+import { listenHeld } from './localHandOff';
 import { OwnNode } from './OwnNode';
 import { lockNodesBefore } from './sequence';
 
@@ -189,9 +190,10 @@ export class Contender {
    * Watches the node `ahead` (a name under the parent) until it is deleted. 'missing' when it is
    * gone already; 'vanished' when our own node goes first (when watched: see `watchOwn`). With
    * `handOff`, the first change of the node ahead starts the watch on our own node, beside the
-   * read that checks whether the change is the hand-off mark (see handOffMark.ts); once a read
-   * has shown the mark, the deletion is 'handedOff': the node ahead held, so nothing is left
-   * before ours. With `relist`, a deletion that is not 'handedOff' (and 'missing' in any case) is
+   * read that checks whether the change is the hand-off mark (see handOffMark.ts), and so does
+   * word that the node ahead was won in this process (see localHandOff.ts); once a read has shown
+   * the mark, or the word came, the deletion is 'handedOff': the node ahead held, so nothing is
+   * left before ours. With `relist`, a deletion that is not 'handedOff' (and 'missing' in any case) is
    * to be followed by a listing: it is sent from the handler that heard of it, and the next
    * `list()` takes it. Rejects with a SessionLostError when our session ends, and with the
    * signal's reason on abort (the watch is then removed, in the background).
@@ -222,6 +224,13 @@ export class Contender {
         return [started, this.guardOwn(started)] as const;
       });
     }
+    // The node ahead won in this process (see localHandOff.ts): as good as its mark, with no read.
+    const stopListening =
+      mark &&
+      listenHeld(this.client, this.pathOf(ahead), () => {
+        mark.heldHere();
+        ownRead ??= this.guardOwn(wait);
+      });
     let outcome: AheadOutcome;
     try {
       outcome = await wait.done;
@@ -236,6 +245,8 @@ export class Contender {
       this.early = undefined;
       if (err === VANISHED) return 'vanished';
       throw err;
+    } finally {
+      stopListening?.();
     }
     // A listing sent early serves only the wake-up that follows.
     if (outcome === 'vanished' || outcome === 'handedOff') this.early = undefined;

@@ -277,7 +277,7 @@ export class InterProcessMutex implements InterProcessLock {
     if (this.recipe) monitor.handedOut(this.recipe, this.path);
     const holding: Holding = { mutex: this, acquisition, monitor, leases: [] };
     this.held.add(holding);
-    if (acquisition.waited && this.internals.driver.handOff) this.markWhileHeld(holding);
+    if (acquisition.waited && this.internals.driver.handOff && acquisition.toldHere !== true) this.markWhileHeld(holding);
     if (log.enabled) log('%s acquired: %s, token %s (session %s)', this.path, acquisition.node, acquisition.fencingToken, acquisition.session);
     return this.enter(holding);
   }

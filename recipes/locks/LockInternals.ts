@@ -14,6 +14,7 @@ import {
 import { AttemptScope } from './AttemptScope';
 import { Contender, type Listing } from './Contender';
 import { writeHandOffMark } from './handOffMark';
+import { tellHeld } from './localHandOff';
 import type { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
@@ -92,6 +93,8 @@ export interface Acquisition {
   readonly own?: OwnNode;
   /** Whether another node held or waited ahead of ours: the lock is contended. */
   readonly waited: boolean;
+  /** Whether the waiter behind our node is in this process and knows we hold: it needs no hand-off mark (see localHandOff.ts). */
+  readonly toldHere?: boolean;
 }
 
 /** The node an attempt creates instead of the driver's: a name to protect, and its mode. */
@@ -307,7 +310,9 @@ export class LockInternals {
               czxid = (stat as Stat).czxid;
             }
             won = true;
-            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own, waited };
+            // A waiter of this process behind our node takes the lock on its deletion, with no listing.
+            const toldHere = driver.handOff && this.client.isConnectionTrusted && tellHeld(this.client, contender.path);
+            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own, waited, toldHere };
           }
           if (parentToken !== undefined) {
             won = true;

@@ -2,7 +2,8 @@ import { type PreparedCreate, type Stat, type ZkClient } from '../../src/recipeK
 import { REVOKE_MESSAGE } from './LockMonitor';
 
 /**
- * The hand-off mark: how a holder of an exclusive lock tells the waiter behind it that it holds,
+ * The hand-off mark: how a holder of an exclusive lock tells the waiter behind it, in another
+ * process (within one, localHandOff.ts tells it with no write), that it holds,
  * so that the waiter takes the lock on that node's deletion with no listing. Curator's waiter, and
  * ours without a mark, lists the children on every wake-up, since the node it watched may have
  * gone without ever holding (a waiter that gave up); a node that held had nothing before it, and
@@ -19,7 +20,8 @@ import { REVOKE_MESSAGE } from './LockMonitor';
  *   write as the read that checks the change, rather than once that read has shown the mark: a
  *   round trip less between the mark and the moment the waiter is ready, which a hold of 1 ms
  *   needs (the mark's event comes 250–400 µs after it is written, on one idle server).
- * - **When**: only by a holder that waited (the lock is contended), and only once its hold has
+ * - **When**: only by a holder that waited (the lock is contended), whose win told no waiter of
+ *   this process (see localHandOff.ts), and only once its hold has
  *   lasted past the turn of the event loop it was won in. A holder that releases at once writes
  *   nothing: its delete would come right behind the mark, and the waiter would read the node again
  *   for nothing. A hold that lasts gives the waiter the time to read the mark before the delete.
@@ -48,6 +50,12 @@ export class HandOffMarkReader {
   /** Whether a read has shown the mark. */
   get marked(): boolean {
     return this.seen;
+  }
+
+  /** The node ahead won in this process (see localHandOff.ts): as good as its mark. */
+  heldHere(): void {
+    this.original = undefined;
+    this.seen = true;
   }
 
   /** Takes one read of the node ahead; true when it shows the mark for the first time. */

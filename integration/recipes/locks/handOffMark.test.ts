@@ -3,14 +3,17 @@
  * once the turn it won in is over, writes its node's data again at version 0; the waiter just
  * behind it then takes the lock on that node's deletion, with no listing, though other nodes were
  * ahead of it when it joined. Any other write to the node is no mark: the waiter lists, and waits
- * for whoever still holds.
+ * for whoever still holds. Within one process a holder tells the waiter behind it instead (see
+ * localHandOff.test.ts): here that is turned off, each session standing for a process of its own.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { InterProcessMutex, REVOKE_MESSAGE } from '../../../recipes/locks';
+import { handOffsWithinProcess } from '../../../recipes/locks/localHandOff';
 import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
 import type { ZkClient } from '../../../src';
 import { aborted, eventually, isWatching, randomRoot, settledYet, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
+import { lineOfThree as lineOfThreeOn } from './lineOfThree';
 import { InstrumentedTransports } from '../../instrumentedTransports';
 
 /** Two turns of the event loop: a mark due after the turn a lock was won in has been sent by then. */
@@ -20,28 +23,15 @@ async function twoTurns(): Promise<void> {
 
 describe('mutex hand-off mark', () => {
   const zk = useZooKeeper();
+  // The mark is for a waiter in another process: this one's sessions stand in for three processes.
+  beforeAll(() => handOffsWithinProcess(false));
+  afterAll(() => handOffsWithinProcess(true));
   const connect = (options: { transportFactory?: InstrumentedTransports['factory'] } = {}): Promise<ZkClient> =>
     zk.clients.connect({ connectString: zk.server.connectString, ...options });
 
-  /**
-   * A holder, a waiter behind it, and a third waiter behind that one, each in its own session;
-   * resolves once the third watches the second's node.
-   */
-  async function lineOfThree(path: string, secondSignal?: AbortSignal, thirdOptions: { transportFactory?: InstrumentedTransports['factory'] } = {}) {
-    const [a, b, c] = [await connect(), await connect(), await connect(thirdOptions)];
-    const first = await new InterProcessMutex(a, path).acquire({ timeoutMs: timing(10_000) });
-    const second = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(20_000), signal: secondSignal });
-    second.catch(() => undefined);
-    await eventually('the second to watch the first', () => isWatching(zk.server, first.node, b.sessionId));
-    const third = new InterProcessMutex(c, path).acquire({ timeoutMs: timing(20_000) });
-    third.catch(() => undefined);
-    const nodes = await eventually('three nodes', async () => {
-      const all = await new InterProcessMutex(a, path).getParticipantNodes();
-      return all.length === 3 ? all : undefined;
-    });
-    await eventually('the third to watch the second', () => isWatching(zk.server, nodes[1], c.sessionId));
-    return { a, b, c, first, second, third, nodes };
-  }
+  type ConnectOptions = { transportFactory?: InstrumentedTransports['factory'] };
+  const lineOfThree = (path: string, secondSignal?: AbortSignal, thirdOptions?: ConnectOptions) =>
+    lineOfThreeOn(zk.server, connect, path, { secondSignal, thirdOptions });
 
   it('a holder that waited marks its node; the waiter behind it holds on its deletion, with no listing', async () => {
     const root = randomRoot('mark');

@@ -1,0 +1,106 @@
+/**
+ * The mutex's hand-off within one process (recipes/locks/localHandOff.ts): a holder that won in
+ * this process tells the waiter of this process waiting on its node, which then takes the lock on
+ * that node's deletion with no listing, though other nodes were ahead of it when it joined; the
+ * holder writes no hand-off mark. A node ahead that goes without having held tells nothing: the
+ * waiter lists, and waits for whoever still holds. Our own node's loss before the node ahead goes
+ * is heard first, and the waiter starts again with a new node.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { InterProcessMutex, type Lease } from '../../../recipes/locks';
+import { listenedNodes } from '../../../recipes/locks/localHandOff';
+import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
+import type { ZkClient } from '../../../src';
+import { eventually, isWatching, randomRoot, settledYet } from '../../helpers';
+import { useZooKeeper } from '../../fixture';
+import { lineOfThree as lineOfThreeOn } from './lineOfThree';
+
+describe('mutex hand-off within one process', () => {
+  const zk = useZooKeeper();
+  const connect = (): Promise<ZkClient> => zk.clients.connect({ connectString: zk.server.connectString });
+
+  const lineOfThree = (path: string, secondSignal?: AbortSignal) => lineOfThreeOn(zk.server, connect, path, { secondSignal });
+
+  /** The operations of this process on paths under `root`, by name, while `body` runs. */
+  async function operationsUnder(root: string, body: () => Promise<void>): Promise<string[]> {
+    const seen: string[] = [];
+    const onOperation = (message: unknown) => {
+      const event = message as OperationEvent;
+      if (event.path.startsWith(`${root}/`)) seen.push(`${event.operation} ${event.path}`);
+    };
+    subscribe(METRICS_CHANNELS.operation, onOperation);
+    try {
+      await body();
+    } finally {
+      unsubscribe(METRICS_CHANNELS.operation, onOperation);
+    }
+    return seen;
+  }
+
+  it('the waiter behind a holder of this process holds on its deletion with no listing, and the holder writes no mark', async () => {
+    const root = randomRoot('local');
+    const path = `${root}/lock`;
+    const { c, first, second, third, nodes } = await lineOfThree(path);
+    let held: Lease | undefined;
+    let lease: Lease | undefined;
+    const seen = await operationsUnder(root, async () => {
+      await first.release();
+      held = await second;
+      // Told that the second holds, the third watches its own node: what lets it claim on the event alone.
+      await eventually('the third to watch its own node', () => isWatching(zk.server, nodes[2], c.sessionId));
+      await held.release();
+      lease = await third;
+    });
+    expect(held?.node).toBe(nodes[1]);
+    expect(lease?.node).toBe(nodes[2]);
+    expect(lease?.fencingToken).toBeGreaterThan(held?.fencingToken ?? 0n);
+    // No listing by the third, and no mark by the second (its node's data never written).
+    expect(seen.filter((op) => op.startsWith('getChildren') || op.startsWith('setData'))).toEqual([]);
+    await lease?.release();
+    expect(listenedNodes()).toBe(0);
+  });
+
+  it('a node ahead that gives up without holding tells nothing: the waiter lists, and waits for the holder', async () => {
+    const root = randomRoot('local');
+    const path = `${root}/lock`;
+    const giveUp = new AbortController();
+    const { c, first, second, third } = await lineOfThree(path, giveUp.signal);
+    let lease: Lease | undefined;
+    const seen = await operationsUnder(root, async () => {
+      giveUp.abort(new Error('gave up'));
+      await expect(second).rejects.toThrow('gave up');
+      // The third lists, finds the first still there, and waits on it.
+      await eventually('the third to watch the first', () => isWatching(zk.server, first.node, c.sessionId));
+      expect(await settledYet(third)).toBe(false);
+      await first.release();
+      lease = await third;
+    });
+    expect(seen.filter((op) => op.startsWith('getChildren'))).not.toEqual([]);
+    expect(lease?.fencingToken).toBeGreaterThan(first.fencingToken);
+    await lease?.release();
+    expect(listenedNodes()).toBe(0);
+  });
+
+  it('a waiter told the node ahead holds, whose own node goes first, starts again with a new node', async () => {
+    const root = randomRoot('local');
+    const path = `${root}/lock`;
+    const { a, c, first, second, third, nodes } = await lineOfThree(path);
+    await first.release();
+    const held = await second;
+    await eventually('the third to watch its own node', () => isWatching(zk.server, nodes[2], c.sessionId));
+    // Someone deletes the third's node while the second holds: the deletion of the second's node
+    // later must not make the third a holder with no node.
+    await a.delete(nodes[2]);
+    await eventually('the third to join again', async () => {
+      const all = await new InterProcessMutex(a, path).getParticipantNodes();
+      return all.length === 2 && all[0] === nodes[1] && all[1] !== nodes[2] ? all : undefined;
+    });
+    expect(await settledYet(third)).toBe(false);
+    await held.release();
+    const lease = await third;
+    expect(lease.node).not.toBe(nodes[2]);
+    expect(await c.exists(lease.node)).not.toBeNull();
+    await lease.release();
+    expect(listenedNodes()).toBe(0);
+  });
+});

@@ -1,0 +1,77 @@
+import type { ZkClient } from '../../src/recipeKit';
+
+/**
+ * The hand-off within one process: how a holder tells a waiter of the same process, waiting on
+ * the holder's node, that the node holds, with no write (the hand-off mark's job across processes,
+ * see handOffMark.ts). The waiter then takes the lock on that node's deletion with no listing: a
+ * node that held had nothing before it, and no node created later sorts before it.
+ *
+ * Node services often contend with themselves: request handlers of one process, each with its own
+ * node in the line (see InterProcessMutex). Curator's waiter, and ours across processes, lists the
+ * children on every wake-up; here the process already knows the node ahead held, since it won it.
+ *
+ * - **Which nodes**: a node is told about only by the attempt that won it, while the connection
+ *   was trusted (the win proven by a read, or by events over a connection trusted since: see
+ *   Contender). A node that held held, whatever became of it since (released, or gone with its
+ *   session): once it is deleted, the node just behind it is first.
+ * - **Names**: a node is known by its client's namespace and its path. The path is protected, so
+ *   it carries a UUID made for that one create: two nodes never share a name, in one ensemble or
+ *   across several.
+ * - **Nothing kept**: a waiter listens from the start of its wait on the node ahead to its end,
+ *   and a win tells the listeners there are, then forgets them. A win with no listener keeps
+ *   nothing; a waiter that starts listening after the win it waits for is not told, and lists.
+ *
+ * Only for a lock with one holder whose waiters each watch the node just ahead (see
+ * `LockDriver.handOff`).
+ */
+const listeners = new Map<string, Set<() => void>>();
+/** Off only in tests that stand in for several processes with one (see `handOffsWithinProcess`). */
+let enabled = true;
+
+function keyOf(client: ZkClient, path: string): string {
+  // A NUL never appears in a ZooKeeper path.
+  return `${client.namespace ?? ''}\u0000${path}`;
+}
+
+/**
+ * Tells the waiters of this process that wait on `node` that it holds. Returns whether any did:
+ * the waiter behind the node then needs no mark.
+ */
+export function tellHeld(client: ZkClient, node: string): boolean {
+  if (listeners.size === 0 || !enabled) return false;
+  const key = keyOf(client, node);
+  const waiting = listeners.get(key);
+  if (waiting === undefined) return false;
+  listeners.delete(key);
+  for (const onHeld of waiting) onHeld();
+  return true;
+}
+
+/** Calls `onHeld` once, if `node` is won in this process from now on; returns what stops listening. */
+export function listenHeld(client: ZkClient, node: string, onHeld: () => void): () => void {
+  const key = keyOf(client, node);
+  let waiting = listeners.get(key);
+  if (waiting === undefined) {
+    waiting = new Set();
+    listeners.set(key, waiting);
+  }
+  waiting.add(onHeld);
+  const set = waiting;
+  return () => {
+    set.delete(onHeld);
+    if (set.size === 0 && listeners.get(key) === set) listeners.delete(key);
+  };
+}
+
+/**
+ * @internal For tests whose sessions stand in for separate processes (the hand-off mark's): off,
+ * no win is told, and every waiter behind a holder learns of it as one in another process would.
+ */
+export function handOffsWithinProcess(on: boolean): void {
+  enabled = on;
+}
+
+/** How many nodes have listeners: for tests, which check that nothing is left behind. */
+export function listenedNodes(): number {
+  return listeners.size;
+}
