@@ -40,6 +40,7 @@ import { KAZOO_PYTHON, kazooMissing, startKazoo } from './peers/kazoo';
 import { REDIS_MUTEX_OPTIONS, RedisPeer, redisMissing } from './peers/redis';
 import { PEER_ORDER, type LockPeer, type PeerId, type SkippedPeer, type Spread } from './peers/types';
 import { ZkRecipesPeer } from './peers/zkRecipes';
+import { handOffsWithinProcess } from '../recipes/locks/localHandOff';
 import { goalsTable, ratioChart } from './report';
 import { loadScenarios } from './scenarios';
 import type { BenchContext, BenchOptions, Goal, RatioBar, Scenario } from './scenarios/types';
@@ -69,6 +70,8 @@ interface Args {
   cacheNodes: number | undefined;
   discoveryInstances: number | undefined;
   libs: PeerId[] | undefined;
+  /** Whether waiters of the bench's process hand a mutex to each other as in one process (see recipes/locks/localHandOff.ts); off: as across processes. */
+  localHandOff: boolean;
 }
 
 function positiveInts(flag: string, value: string | undefined): number[] {
@@ -103,6 +106,7 @@ export function parseArgs(argv: readonly string[]): Args {
     cacheNodes: undefined,
     discoveryInstances: undefined,
     libs: undefined,
+    localHandOff: true,
   };
   let sizes: number[] | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -172,6 +176,9 @@ export function parseArgs(argv: readonly string[]): Args {
         break;
       case '--discovery-instances':
         args.discoveryInstances = positiveInt(flag, next());
+        break;
+      case '--no-local-handoff':
+        args.localHandOff = false;
         break;
       case '--libs': {
         const libs = (next() ?? '').split(',').filter(Boolean) as PeerId[];
@@ -273,6 +280,8 @@ function versionsTable(peers: readonly LockPeer[], skipped: readonly SkippedPeer
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  // Every library keeps its sessions in this one process: off, zk-recipes' waiters learn of a win as in separate processes.
+  if (!args.localHandOff) handOffsWithinProcess(false);
   const all = loadScenarios();
   const suites = args.suites.length > 0 ? args.suites : all.map((s) => s.name);
   for (const s of suites) {

@@ -11,7 +11,7 @@ import {
   type ZkClient,
 } from '../../src/recipeKit';
 import { HandOffMarkReader } from './handOffMark';
-import { listenHeld } from './localHandOff';
+import { isHere, listenHeld } from './localHandOff';
 import { OwnNode } from './OwnNode';
 import { lockNodesBefore } from './sequence';
 
@@ -215,6 +215,9 @@ export class Contender {
         if (outcome === 'missing' || (relist && !handedOff(mark, ownRead))) this.sendEarly(signal);
       },
     };
+    // A node ahead of this process may be won here: then our own node is watched from the start,
+    // in the same write as the node ahead, so that the word of the win leaves nothing to read.
+    if (mark && this.ownNode === undefined && isHere(this.client, this.pathOf(ahead))) this.watchOwn();
     if (this.ownNode === undefined) {
       wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, listener);
     } else {

@@ -14,7 +14,7 @@ import {
 import { AttemptScope } from './AttemptScope';
 import { Contender, type Listing } from './Contender';
 import { writeHandOffMark } from './handOffMark';
-import { tellHeld } from './localHandOff';
+import { standsHere, tellHeld } from './localHandOff';
 import type { OwnNode } from './OwnNode';
 import { sortLockNodes } from './sequence';
 
@@ -283,6 +283,8 @@ export class LockInternals {
     let parentToken: bigint | undefined;
     let won = false;
     let waited = false;
+    // While in line, a waiter of this process behind our node may prepare for our win (see localHandOff.ts).
+    const leaveLine = driver.handOff ? standsHere(this.client, contender.path) : undefined;
 
     try {
       for (;;) {
@@ -367,6 +369,7 @@ export class LockInternals {
       if (isSessionEndedError(err)) return 'vanished';
       throw err;
     } finally {
+      leaveLine?.();
       if (!won) contender.dropOwnWatch();
     }
   }

@@ -1,5 +1,5 @@
 import type { ZkClient } from '../../src/recipeKit';
-import { handOffsWithinProcess, listenHeld, listenedNodes, tellHeld } from './localHandOff';
+import { handOffsWithinProcess, isHere, listenHeld, listenedNodes, standsHere, tellHeld } from './localHandOff';
 
 const client = (namespace?: string) => ({ namespace }) as unknown as ZkClient;
 
@@ -54,5 +54,23 @@ describe('localHandOff', () => {
     expect(tellHeld(c, '/l/a')).toBe(true);
     expect(heard).toEqual(['a']);
     stop();
+  });
+
+  it('knows the nodes in line here until each leaves, once however often it is told', () => {
+    const c = client('app');
+    const leaveA = standsHere(c, '/l/a');
+    const leaveA2 = standsHere(c, '/l/a');
+    expect(isHere(c, '/l/a')).toBe(true);
+    expect(isHere(client(), '/l/a')).toBe(false);
+    expect(isHere(c, '/l/b')).toBe(false);
+    leaveA();
+    leaveA();
+    expect(isHere(c, '/l/a')).toBe(true);
+    handOffsWithinProcess(false);
+    expect(isHere(c, '/l/a')).toBe(false);
+    handOffsWithinProcess(true);
+    leaveA2();
+    expect(isHere(c, '/l/a')).toBe(false);
+    expect(listenedNodes()).toBe(0);
   });
 });
