@@ -283,8 +283,8 @@ export class LockInternals {
     let parentToken: bigint | undefined;
     let won = false;
     let waited = false;
-    // While in line, a waiter of this process behind our node may prepare for our win (see localHandOff.ts).
-    const leaveLine = driver.handOff ? standsHere(this.client, contender.path) : undefined;
+    /** Ends our stand in this process's line (see localHandOff.ts), once we wait. */
+    let leaveLine: (() => void) | undefined;
 
     try {
       for (;;) {
@@ -350,6 +350,10 @@ export class LockInternals {
           ownStat.catch(() => undefined);
         }
         waited = true;
+        // While we wait, a waiter of this process behind our node may prepare for our win (see
+        // localHandOff.ts). A node that wins at once needs none: the node behind it is then the
+        // last one ahead of its own, which settles the win on its deletion anyway.
+        if (driver.handOff) leaveLine ??= standsHere(this.client, contender.path);
         // Waiting behind a holder, the watch's reads included: past the deadline it ends at once.
         const gone = await scope.waiting(() => this.untilDeadline(scope, () => contender.untilGone(decision.watch, scope.signal, { handOff, relist: settled === undefined })));
         if (gone === 'vanished') return 'vanished';
