@@ -200,39 +200,41 @@ export class Contender {
    */
   async untilGone(ahead: string, signal: AbortSignal | undefined, { handOff = false, relist = false }: UntilGoneOptions = {}): Promise<AheadOutcome> {
     const mark = handOff ? new HandOffMarkReader() : undefined;
+    const aheadPath = this.pathOf(ahead);
     let ownRead: Promise<unknown> | undefined;
     let wait: DeletionWait;
+    const guardOwnOnce = () => {
+      ownRead ??= this.guardOwn(wait);
+    };
     // Where a mark may come, the first change of the node ahead (the mark, as a rule: a mark is
     // only ever seen by the read that follows a change) starts the watch on our own node, beside
     // the read that checks the change: once that read shows the mark, the deletion is claimed
     // with no read left to wait for.
     const listener: DeletionListener = {
       onRead: mark && ((data, stat) => mark.read(data, stat)),
-      onChange: mark && (() => {
-        ownRead ??= this.guardOwn(wait);
-      }),
+      onChange: mark && guardOwnOnce,
       onGone: (outcome) => {
         if (outcome === 'missing' || (relist && !handedOff(mark, ownRead))) this.sendEarly(signal);
       },
     };
     // A node ahead of this process may be won here: then our own node is watched from the start,
     // in the same write as the node ahead, so that the word of the win leaves nothing to read.
-    if (mark && this.ownNode === undefined && isHere(this.client, this.pathOf(ahead))) this.watchOwn();
+    if (mark && this.ownNode === undefined && isHere(this.client, aheadPath)) this.watchOwn();
     if (this.ownNode === undefined) {
-      wait = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, listener);
+      wait = new DeletionWait(this.client, aheadPath, this.session, signal, listener);
     } else {
       // Our own node's watch, read beside the node ahead in the same write: its loss ends the wait.
       [wait, ownRead] = this.client.batch(() => {
-        const started = new DeletionWait(this.client, this.pathOf(ahead), this.session, signal, listener);
+        const started = new DeletionWait(this.client, aheadPath, this.session, signal, listener);
         return [started, this.guardOwn(started)] as const;
       });
     }
     // The node ahead won in this process (see localHandOff.ts): as good as its mark, with no read.
     const stopListening =
       mark &&
-      listenHeld(this.client, this.pathOf(ahead), () => {
+      listenHeld(this.client, aheadPath, () => {
         mark.heldHere();
-        ownRead ??= this.guardOwn(wait);
+        guardOwnOnce();
       });
     let outcome: AheadOutcome;
     try {
