@@ -35,8 +35,17 @@ async function queue(clients: ZkClient[], probe: ServerProbe, path: string, wait
   }
   const all = Promise.all(held);
   all.catch(() => undefined);
-  // Every waiter watches the node ahead of it (and the one right behind the holder its own node too).
+  // Every waiter watches the node ahead of it (some their own node too, so the count alone says
+  // too little): once every waiter's node stands and the server holds that many, a round trip in
+  // every session, twice. Replies come in order: the first takes every join's reply (after which
+  // a waiter sends its watches at once), the second every watch's. Then every waiter waits.
   await probe.waitForWatches(base + waiters, 120_000 + waiters * 200);
+  const deadline = Date.now() + 120_000;
+  while (((await clients[0].exists(path))?.numChildren ?? 0) < waiters + 1) {
+    if (Date.now() > deadline) throw new Error(`not all ${waiters} waiters joined the line`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  for (let round = 0; round < 2; round++) await Promise.all(clients.map((c) => c.exists(path)));
   return async () => {
     counter.leave();
     await first.release();

@@ -33,7 +33,18 @@ export async function queueWaiters(server: TestingServer, sessions: readonly ZkC
   );
   const all = Promise.all(held);
   all.catch(() => undefined);
-  await eventually(`${n} waiters watching`, async () => (await watches()) >= base + n, timing(60_000), 100);
+  // Every waiter's node stands and the server holds at least one watch for each (the node ahead;
+  // some waiters watch their own node too, so the count alone says too little). Then a round trip
+  // in every session, twice: replies come in order, so the first takes every join's reply (after
+  // which a waiter sends its watches at once) and the second every watch's. Only then is every
+  // waiter waiting, with nothing of its joining left in the heap.
+  await eventually(
+    `${n} waiters queued and watching`,
+    async () => ((await sessions[0].exists(path))?.numChildren ?? 0) >= n + 1 && (await watches()) >= base + n,
+    timing(60_000),
+    100,
+  );
+  for (let round = 0; round < 2; round++) await Promise.all(sessions.map((s) => s.exists(path)));
   return {
     drain: async () => {
       await holder.release();
