@@ -64,7 +64,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const markdown = [
     '## 10. Heap per waiting waiter',
     '',
-    `A fresh Node process per measurement queues W waiters on one mutex (each its own \`InterProcessMutex\`) behind a holder, spread over ${sessions} sessions, after a queue of 50 formed and drained once (it loads and warms up the code); memory is read as the least of 8 readings, one after each of 8 full garbage collections (\`--expose-gc\`), before the queue forms and once the server holds every waiter's watch, and the growth is divided by W (kB per waiter, median of ${rounds} round(s)). The queue then drains, every waiter holding alone. A waiter needs its own node and the one it watches: the figure should not grow with the queue.`,
+    `A fresh Node process per measurement queues W waiters on one mutex (each its own \`InterProcessMutex\`) behind a holder, spread over ${sessions} sessions, after a queue of 50 formed and drained once (it loads and warms up the code); memory is read as the least of 8 readings, one after each of 8 full garbage collections (\`--expose-gc\`), before the queue forms and once every waiter waits (its node stands, the server holds its watches, and two round trips in every session have taken every reply), and the growth is divided by W (kB per waiter, median of ${rounds} round(s)). The queue then drains, every waiter holding alone. A waiter needs its own node and the one it watches: the figure should not grow with the queue.`,
     '',
     mdTable(['waiters', 'transport', 'JS heap kB / waiter', 'RSS kB / waiter', 'runs'], rows, [0, 2, 3, 4]),
     '',
