@@ -230,12 +230,19 @@ export class Contender {
       });
     }
     // The node ahead won in this process (see localHandOff.ts): as good as its mark, with no read.
+    // A node ahead that starts to wait here only now (the line formed at once) starts our own
+    // node's watch then, long before its win, as if it had stood here from the start of our wait.
     const stopListening =
       mark &&
-      listenHeld(this.client, aheadPath, () => {
-        mark.heldHere();
-        guardOwnOnce();
-      });
+      listenHeld(
+        this.client,
+        aheadPath,
+        () => {
+          mark.heldHere();
+          guardOwnOnce();
+        },
+        guardOwnOnce,
+      );
     let outcome: AheadOutcome;
     try {
       outcome = await wait.done;

@@ -56,6 +56,32 @@ describe('localHandOff', () => {
     stop();
   });
 
+  it('tells the listeners of a node each time it starts to stand in line, and keeps them for its win', () => {
+    const heard: string[] = [];
+    const c = client();
+    const stop = listenHeld(
+      c,
+      '/l/a',
+      () => heard.push('held'),
+      () => heard.push('stands'),
+    );
+    listenHeld(c, '/l/b', () => heard.push('b held'));
+    const leave = standsHere(c, '/l/a');
+    standsHere(client('other'), '/l/a')();
+    standsHere(c, '/l/b')();
+    expect(heard).toEqual(['stands']);
+    handOffsWithinProcess(false);
+    standsHere(c, '/l/a')();
+    handOffsWithinProcess(true);
+    expect(heard).toEqual(['stands']);
+    leave();
+    expect(tellHeld(c, '/l/a')).toBe(true);
+    expect(heard).toEqual(['stands', 'held']);
+    stop();
+    expect(tellHeld(c, '/l/b')).toBe(true);
+    expect(listenedNodes()).toBe(0);
+  });
+
   it('knows the nodes in line here until each leaves, once however often it is told', () => {
     const c = client('app');
     const leaveA = standsHere(c, '/l/a');

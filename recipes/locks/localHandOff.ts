@@ -30,7 +30,12 @@ import type { ZkClient } from '../../src/recipeKit';
  * Only for a lock with one holder whose waiters each watch the node just ahead (see
  * `LockDriver.handOff`).
  */
-const listeners = new Map<string, Set<() => void>>();
+/** A waiter on a node: told once the node holds, and (`onStands`) once it starts to wait in line here. */
+interface Listener {
+  readonly onHeld: () => void;
+  readonly onStands: (() => void) | undefined;
+}
+const listeners = new Map<string, Set<Listener>>();
 /** The nodes of this process's contenders, from their join until they win or leave: how many of each. */
 const inLine = new Map<string, number>();
 /** Off only in tests that stand in for several processes with one (see `handOffsWithinProcess`). */
@@ -51,7 +56,7 @@ export function tellHeld(client: ZkClient, node: string): boolean {
   const waiting = listeners.get(key);
   if (waiting === undefined) return false;
   listeners.delete(key);
-  for (const onHeld of waiting) onHeld();
+  for (const listener of waiting) listener.onHeld();
   return true;
 }
 
@@ -59,11 +64,14 @@ export function tellHeld(client: ZkClient, node: string): boolean {
  * Records that a contender of this process stands in line with `node`, until the returned
  * function is called (once it wins, or leaves). A waiter behind a node of this process watches
  * its own node from the start of its wait, in the same write as the node ahead: when the word of
- * the win comes, nothing is left to read.
+ * the win comes, nothing is left to read. A waiter that started to wait on `node` before it
+ * stood here (a line forming all at once) is told now, and starts that watch then.
  */
 export function standsHere(client: ZkClient, node: string): () => void {
   const key = keyOf(client, node);
   inLine.set(key, (inLine.get(key) ?? 0) + 1);
+  const waiting = enabled && listeners.size > 0 ? listeners.get(key) : undefined;
+  if (waiting !== undefined) for (const listener of waiting) listener.onStands?.();
   let done = false;
   return () => {
     if (done) return;
@@ -79,18 +87,23 @@ export function isHere(client: ZkClient, node: string): boolean {
   return enabled && inLine.size > 0 && inLine.has(keyOf(client, node));
 }
 
-/** Calls `onHeld` once, if `node` is won in this process from now on; returns what stops listening. */
-export function listenHeld(client: ZkClient, node: string, onHeld: () => void): () => void {
+/**
+ * Calls `onHeld` once, if `node` is won in this process from now on, and `onStands` each time a
+ * contender of this process starts to stand in line with it (see `standsHere`); returns what stops
+ * listening.
+ */
+export function listenHeld(client: ZkClient, node: string, onHeld: () => void, onStands?: () => void): () => void {
   const key = keyOf(client, node);
   let waiting = listeners.get(key);
   if (waiting === undefined) {
     waiting = new Set();
     listeners.set(key, waiting);
   }
-  waiting.add(onHeld);
+  const listener: Listener = { onHeld, onStands };
+  waiting.add(listener);
   const set = waiting;
   return () => {
-    set.delete(onHeld);
+    set.delete(listener);
     if (set.size === 0 && listeners.get(key) === set) listeners.delete(key);
   };
 }

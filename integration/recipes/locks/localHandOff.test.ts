@@ -11,7 +11,7 @@ import { InterProcessMutex, type Lease } from '../../../recipes/locks';
 import { listenedNodes } from '../../../recipes/locks/localHandOff';
 import { METRICS_CHANNELS, type OperationEvent } from '../../../src/metrics';
 import type { ZkClient } from '../../../src';
-import { eventually, isWatching, randomRoot, settledYet } from '../../helpers';
+import { eventually, isWatching, randomRoot, settledYet, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
 import { lineOfThree as lineOfThreeOn } from './lineOfThree';
 
@@ -56,6 +56,54 @@ describe('mutex hand-off within one process', () => {
     expect(lease?.fencingToken).toBeGreaterThan(held?.fencingToken ?? 0n);
     // No listing by the third, and no mark by the second (its node's data never written).
     expect(seen.filter((op) => op.startsWith('getChildren') || op.startsWith('setData'))).toEqual([]);
+    await lease?.release();
+    expect(listenedNodes()).toBe(0);
+  });
+
+  it('a waiter whose node ahead starts to wait here only after it does watches its own node then, before the win', async () => {
+    const root = randomRoot('local');
+    const path = `${root}/lock`;
+    const [a, b, c] = [await connect(), await connect(), await connect()];
+    const first = await new InterProcessMutex(a, path).acquire({ timeoutMs: timing(10_000) });
+    // The second's join answers only when the test says: its node stands on the server, but it
+    // does not wait (stand in line here) until the third does.
+    let letSecondGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letSecondGo = resolve));
+    const createAndList = b.createAndListParent.bind(b);
+    b.createAndListParent = async (...args) => {
+      const created = await createAndList(...args);
+      await gate;
+      return created;
+    };
+    const second = new InterProcessMutex(b, path).acquire({ timeoutMs: timing(20_000) });
+    second.catch(() => undefined);
+    await eventually('the second node', async () => (await new InterProcessMutex(a, path).getParticipantNodes()).length === 2);
+    const third = new InterProcessMutex(c, path).acquire({ timeoutMs: timing(20_000) });
+    third.catch(() => undefined);
+    const nodes = await eventually('three nodes', async () => {
+      const all = await new InterProcessMutex(a, path).getParticipantNodes();
+      return all.length === 3 ? all : undefined;
+    });
+    await eventually('the third to watch the second', () => isWatching(zk.server, nodes[1], c.sessionId));
+    expect(await isWatching(zk.server, nodes[2], c.sessionId)).toBe(false);
+
+    letSecondGo();
+    await eventually('the second to watch the first', () => isWatching(zk.server, first.node, b.sessionId));
+    // Told that the second now waits here, the third watches its own node, while the first holds.
+    await eventually('the third to watch its own node', () => isWatching(zk.server, nodes[2], c.sessionId));
+    expect(await settledYet(second)).toBe(false);
+    let held: Lease | undefined;
+    let lease: Lease | undefined;
+    const seen = await operationsUnder(root, async () => {
+      await first.release();
+      held = await second;
+      await held.release();
+      lease = await third;
+    });
+    expect(held?.node).toBe(nodes[1]);
+    expect(lease?.node).toBe(nodes[2]);
+    // The hand-offs needed no listing, and the third no read of its own node after the win.
+    expect(seen.filter((op) => op.startsWith('getChildren') || op.endsWith(` ${nodes[2]}`))).toEqual([]);
     await lease?.release();
     expect(listenedNodes()).toBe(0);
   });
