@@ -1,7 +1,8 @@
 import { InterProcessMutex, type Lease } from '../../../recipes/locks';
 import { parseMntr } from '../../../src/testing';
-import { eventually, randomRoot, timing } from '../../helpers';
+import { randomRoot, timing } from '../../helpers';
 import { useZooKeeper } from '../../fixture';
+import { everyWaiterWaits, watchCount } from './everyWaiterWaits';
 
 describe('InterProcessMutex: a queue of 1000 waiters', () => {
   const zk = useZooKeeper({ closeClients: 'file' });
@@ -10,6 +11,7 @@ describe('InterProcessMutex: a queue of 1000 waiters', () => {
     const path = `${randomRoot('drain')}/lock`;
     const sessions = await Promise.all([0, 1, 2, 3].map(() => zk.clients.connect({ connectString: zk.server.connectString })));
     const holder = await new InterProcessMutex(sessions[0], path).acquire();
+    const base = await watchCount(zk.server);
     const acquiredNodes: string[] = [];
     let inside = 0;
     let maxInside = 0;
@@ -26,15 +28,10 @@ describe('InterProcessMutex: a queue of 1000 waiters', () => {
         }),
       );
     }
-    await eventually('1000 waiters queued', async () => (await sessions[0].getChildren(path)).length === 1001, timing(60_000), 200);
+    await everyWaiterWaits(zk.server, sessions, path, 1000, base);
+    // Every waiter waits, so no reads of its joining are counted below.
     const queued = (await new InterProcessMutex(sessions[0], path).getParticipantNodes()).slice(1);
-    // Every node is there before every waiter has set its watch: the last reads must not be counted.
     const mntr = async () => parseMntr(await zk.server.fourLetterWord('mntr'));
-    await eventually('1000 waiters watching', async () => Number((await mntr()).zk_watch_count) >= 1000, timing(60_000), 200);
-    // Some waiters watch their own node too, so the count is reached early: a round trip in every
-    // session, twice, takes every join's reply (after which a waiter sends its watches at once)
-    // and then every watch's.
-    for (let round = 0; round < 2; round++) await Promise.all(sessions.map((s) => s.exists(path)));
 
     const packets = async () => Number((await mntr()).zk_packets_received);
     const before = await packets();
