@@ -470,6 +470,28 @@ export class RawFloorClient {
     this.ensured.add(parent);
   }
 
+  /**
+   * The round trip of a holder's delete, timed `perSession` times in each open session in turn
+   * (an ephemeral sequential node under `parent` created, then deleted): the µs of each. No
+   * hand-off can be faster: the next holder may take the lock only once the delete is committed,
+   * and learns of it from the delete's reply or from a watch event, neither of which leaves a
+   * member before the commit.
+   */
+  async deleteRoundTrips(parent: string, perSession: number): Promise<number[]> {
+    const data = DEFAULT_CLIENT_OPTIONS.defaultData;
+    await this.ensure(parent);
+    const lat: number[] = [];
+    for (const s of this.sessions) {
+      for (let i = 0; i < perSession; i++) {
+        const node = await s.create(`${parent}/n-`, data, FLAG_EPHEMERAL_SEQUENTIAL);
+        const t0 = clockUs();
+        await s.delete(node);
+        lat.push(clockUs() - t0);
+      }
+    }
+    return lat;
+  }
+
   /** Acquire+release pairs on session 0, one after another: the µs of each. */
   async uncontended(parent: string, iterations: number): Promise<number[]> {
     const s = this.sessions[0];

@@ -19,7 +19,7 @@
  * - Overlaps are checked as in `contended` (a counter in the holder process, and the timestamps).
  */
 import { NaiveLock } from '../peers/naive';
-import { rawFloorPeer } from '../peers/rawFloor';
+import { RawFloorClient, rawFloorPeer } from '../peers/rawFloor';
 import type { HandoffRun, LockPeer, PeerId } from '../peers/types';
 import { ensembleNote, fmtNum, fmtRatio, judge, mdTable, memberColumn, notMeasured } from '../report';
 import { median, medianEach, pct, ratio, rotate } from '../stats';
@@ -27,6 +27,8 @@ import type { BenchContext, Goal, RatioBar, Scenario, ScenarioResult } from './t
 
 /** How flat "flat" is: the largest queue's p50 within this factor of the smallest's. */
 const FLAT_FACTOR = 1.25;
+/** The deletes timed in each session, each round, for the floor of a hand-off (the holder's delete round trip). */
+const DELETES_PER_SESSION = 50;
 
 interface Contender {
   key: PeerId | 'naive';
@@ -104,6 +106,22 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   };
   const results = new Map<string, RunFigures[]>();
   const failed = new Set<string>();
+  /** Per size, each round's p50 of the holder's delete round trip: the floor of a hand-off. */
+  const deleteFloor = new Map<number, number[]>();
+  const deleter = new RawFloorClient(ctx.spread, ctx.sessionTimeoutMs);
+
+  /** Times the holder's delete in the hand-off's sessions, right after a round of `size` waiters. */
+  const timeDeletes = async (size: number, round: number): Promise<void> => {
+    try {
+      await deleter.open(sessions);
+      const latencies = await deleter.deleteRoundTrips(`${ctx.root}/handoff/${size}/delete-floor-${round}`, DELETES_PER_SESSION);
+      deleteFloor.set(size, [...(deleteFloor.get(size) ?? []), pct(latencies, 50)]);
+    } catch (err) {
+      failures.push(`handoff, the delete round trip after ${size} waiters: ${String(err)}`);
+    } finally {
+      await deleter.close().catch(() => undefined);
+    }
+  };
 
   /** One run of `waiters` waiters; figures (when `measured`) and failures go to `size`'s row. */
   const once = async (c: Contender, size: number, waiters: number, round: number, measured: boolean): Promise<void> => {
@@ -160,6 +178,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ctx.log(`handoff: ${c.label}, ${size} waiters over ${sessions} sessions, round ${round + 1}/${rounds}`);
         await once(c, size, size, round, true);
       }
+      ctx.log(`handoff: the holder's delete round trip over ${sessions} sessions, round ${round + 1}/${rounds}`);
+      await timeDeletes(size, round);
     }
   }
 
@@ -226,6 +246,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     (size) =>
       `${size} waiters${held}: zk-recipes ÷ Curator p50 ${fmtRatio(vs(size, 'curator', p50))}, packets ${fmtRatio(vs(size, 'curator', packets))}; zk-recipes ÷ kazoo p50 ${fmtRatio(vs(size, 'kazoo', p50))}, packets ${fmtRatio(vs(size, 'kazoo', packets))}`,
   );
+  const deleteLines = sizes.map((size) => {
+    const floor = median(deleteFloor.get(size) ?? []);
+    const curator = fig(size, 'curator', p50);
+    return `${size} waiters: ${fmtNum(floor)} µs; zk-recipes' hand-off ÷ it ${fmtRatio(ratio(fig(size, 'zk-recipes', p50), floor))}, Curator's ${fmtRatio(ratio(curator, floor))}, so 0.5 × Curator is ${fmtRatio(ratio(0.5 * curator, floor))} of it`;
+  });
   const floorLines = sizes.map(
     (size) => `${size} waiters${held}: zk-recipes ÷ raw floor ${fmtRatio(vs(size, 'floor-raw', p50))}; raw floor ÷ Curator ${fmtRatio(ratio(fig(size, 'floor-raw', p50), fig(size, 'curator', p50)))}`,
   );
@@ -240,6 +265,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     `**Ratios (the claim, lower is better):** ${ratioLines.join('; ')}.`,
     '',
     `**Against the raw-socket floor** (the same requests, relisting on each wake as Curator does, and as zk-recipes does unless the node ahead was seen marked (its hand-off mark), on a client with no layering: what the relisting design can reach), p50: ${floorLines.join('; ')}.`,
+    '',
+    `**The floor of any hand-off** (the holder's delete round trip: the next holder learns that the lock is free from the delete's reply or from a watch event, and neither leaves a member before the delete is committed; timed on the raw-socket client, ${DELETES_PER_SESSION} deletes in each of the same ${sessions} sessions over the same members after each round, p50, median of rounds): ${deleteLines.join('; ')}.`,
     '',
     `**Transports:** zk-recipes on the protocol transport ÷ on the native one: ${transportLine}.`,
   ].join('\n');
