@@ -24,7 +24,7 @@ import { clockUs } from './peers/clock';
 import { RawFloorClient } from './peers/rawFloor';
 import type { HandoffRun } from './peers/types';
 import { ZkRecipesPeer } from './peers/zkRecipes';
-import { handoffLatencies } from './scenarios/handoff';
+import { acquisitionOrder, handoffLatencies } from './scenarios/handoff';
 import { ServerProbe } from './server';
 import { fmt, median } from './stats';
 import { runToExit } from './script';
@@ -138,24 +138,28 @@ interface Segments {
 }
 
 function split(run: HandoffRun, events: readonly Event[]): Segments {
-  const order = run.acquiredUs.map((_, i) => i).sort((a, b) => run.acquiredUs[a] - run.acquiredUs[b]);
+  const order = acquisitionOrder(run);
   const s: Segments = { handOffs: handoffLatencies(run).latencies, toDelete: [], toNotification: [], toAcquired: [], replyVsNotification: [], sameSession: 0, untraced: 0 };
   let from = 0;
   for (let j = 1; j < order.length; j++) {
     const released = run.releasedUs[order[j - 1]];
     const acquired = run.acquiredUs[order[j]];
     while (from < events.length && events[from].at < released) from++;
-    const del = events.slice(from).find((e): e is Extract<Event, { kind: 'delete' }> => e.kind === 'delete');
-    const gone = (e: Event, other: boolean): e is Extract<Event, { kind: 'notification' }> =>
-      e.kind === 'notification' && e.type === EVENT_NODE_DELETED && del !== undefined && e.path === del.path && (e.socket !== del.socket) === other && e.at >= del.at;
-    // The next holder's session: another than the holder's when the line spans sessions.
     const tail = events.slice(from);
-    const told = tail.find((e) => gone(e, true) && e.at <= acquired) ?? tail.find((e) => gone(e, false) && e.at <= acquired);
-    const reply = del && tail.find((e) => e.kind === 'reply' && e.socket === del.socket && e.xid === del.xid);
-    if (!del || !told || told.kind !== 'notification') {
+    const del = tail.find((e): e is Extract<Event, { kind: 'delete' }> => e.kind === 'delete');
+    if (!del) {
       s.untraced++;
       continue;
     }
+    const gone = (e: Event, other: boolean): e is Extract<Event, { kind: 'notification' }> =>
+      e.kind === 'notification' && e.type === EVENT_NODE_DELETED && e.path === del.path && (e.socket !== del.socket) === other && e.at >= del.at && e.at <= acquired;
+    // The next holder's session: another than the holder's when the line spans sessions.
+    const told = tail.find((e) => gone(e, true)) ?? tail.find((e) => gone(e, false));
+    if (!told || told.kind !== 'notification') {
+      s.untraced++;
+      continue;
+    }
+    const reply = tail.find((e) => e.kind === 'reply' && e.socket === del.socket && e.xid === del.xid);
     if (told.socket === del.socket) s.sameSession++;
     s.toDelete.push(del.at - released);
     s.toNotification.push(told.at - del.at);

@@ -50,9 +50,14 @@ interface RunFigures {
   bytes: number;
 }
 
+/** The holders of one run (their indexes), in the order the lock passed: by acquisition time. */
+export function acquisitionOrder(run: HandoffRun): number[] {
+  return run.acquiredUs.map((_, i) => i).sort((a, b) => run.acquiredUs[a] - run.acquiredUs[b]);
+}
+
 /** Hand-off latencies, and the overlaps they reveal, from one run's timestamps. */
 export function handoffLatencies(run: HandoffRun): { latencies: number[]; overlaps: number } {
-  const order = run.acquiredUs.map((_, i) => i).sort((a, b) => run.acquiredUs[a] - run.acquiredUs[b]);
+  const order = acquisitionOrder(run);
   const latencies: number[] = [];
   let overlaps = 0;
   for (let j = 1; j < order.length; j++) {

@@ -1,5 +1,11 @@
 import type { ZkClient } from '../../src/recipeKit';
 
+/** A waiter on a node: told once the node holds, and (`onStands`) once it starts to wait in line here. */
+interface Listener {
+  readonly onHeld: () => void;
+  readonly onStands: (() => void) | undefined;
+}
+
 /**
  * The hand-off within one process: how a holder tells a waiter of the same process, waiting on
  * the holder's node, that the node holds, with no write (the hand-off mark's job across processes,
@@ -30,11 +36,6 @@ import type { ZkClient } from '../../src/recipeKit';
  * Only for a lock with one holder whose waiters each watch the node just ahead (see
  * `LockDriver.handOff`).
  */
-/** A waiter on a node: told once the node holds, and (`onStands`) once it starts to wait in line here. */
-interface Listener {
-  readonly onHeld: () => void;
-  readonly onStands: (() => void) | undefined;
-}
 const listeners = new Map<string, Set<Listener>>();
 /** The nodes of this process's contenders, from their join until they win or leave: how many of each. */
 const inLine = new Map<string, number>();
