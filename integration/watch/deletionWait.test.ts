@@ -53,8 +53,13 @@ describe('DeletionWait', () => {
     const path = await node();
     const client = await connect();
     const controller = new AbortController();
-    const wait = new DeletionWait(client, path, client.session!, controller.signal);
-    await eventually('the watch', () => isWatching(zk.server, path, client.sessionId));
+    // The watch is the client's once its read has answered: the server holds it a little before
+    // (the reply may still be on its way), and a removal then finds nothing here to remove.
+    let answered!: () => void;
+    const read = new Promise<void>((resolve) => (answered = resolve));
+    const wait = new DeletionWait(client, path, client.session!, controller.signal, { onRead: () => answered() });
+    await read;
+    expect(await isWatching(zk.server, path, client.sessionId)).toBe(true);
     const reason = new Error('stop waiting');
     controller.abort(reason);
     await expect(wait.done).rejects.toBe(reason);
