@@ -1,6 +1,6 @@
 import { expireSession } from '../../src/testing';
 import { ChildrenWatch, NodeWatch, type NodeChildren, type NodeData } from '../../src/watch';
-import { isWatching, randomRoot, StateRecorder, timing } from '../helpers';
+import { eventually, isWatching, randomRoot, StateRecorder, timing } from '../helpers';
 import { useZooKeeper } from '../fixture';
 
 /** Collects a watch's values, and waits for one that matches. */
@@ -160,6 +160,33 @@ describe('NodeWatch and ChildrenWatch', () => {
     await writer.setData(path, 'b');
     await seen;
     expect(values.seen).toEqual([]);
+  });
+
+  it('a watcher taken back while its read is in flight is removed from the server once the read answers', async () => {
+    const path = `${randomRoot('watch')}/in-flight`;
+    const [client, writer] = [await connect(), await connect()];
+    await writer.create(path, { createParents: 'persistent' });
+    const heard: string[] = [];
+    const watcher = (event: { type: string }) => heard.push(event.type);
+    // The read is sent now; the removal comes before its answer, which alone tells the client
+    // that the server set the watch. Answered, the read proves the server set it.
+    const read = client.getData(path, { watcher });
+    await client.removeWatcher(path, watcher);
+    await read;
+    if (client.supports('removeWatches')) {
+      await eventually('the watch removed', async () => !(await isWatching(zk.server, path, client.sessionId)));
+    } else {
+      expect(await isWatching(zk.server, path, client.sessionId)).toBe(true);
+    }
+    // Taken back either way: a change reaches nobody. A second watcher that hears it proves it was made.
+    let changed!: () => void;
+    const second = new Promise<void>((resolve) => (changed = resolve));
+    await writer.getData(path, { watcher: () => changed() });
+    await writer.setData(path, 'b');
+    await second;
+    // The client's events come in order on one session: a later read's answer follows any event for the first.
+    await client.exists('/');
+    expect(heard).toEqual([]);
   });
 
   it('a watcher taken back while disconnected is forgotten: the next connection does not set it again', async () => {

@@ -12,6 +12,10 @@ export type WatchKind = 'data' | 'children';
  */
 class Entry {
   private fired = false;
+  /** The read that sets the watch has not answered yet: whether the server holds it is not known. */
+  reading = true;
+  /** A removal that came while the read was in flight, told whether the server set the watch. */
+  private onAnswer: ((set: boolean) => void) | undefined;
   /** What the transport calls with the server's event, or with 'sessionLost'. */
   readonly native: Watcher;
 
@@ -41,6 +45,18 @@ class Entry {
     this.fired = true;
     this.owner.unlist(this);
   }
+
+  answered(set: boolean): void {
+    this.reading = false;
+    const told = this.onAnswer;
+    this.onAnswer = undefined;
+    told?.(set);
+  }
+
+  /** Whether the server set the watch, once the read in flight answers. */
+  answer(): Promise<boolean> {
+    return new Promise((resolve) => (this.onAnswer = resolve));
+  }
 }
 
 /** A registered watch, as its read sees it. */
@@ -49,6 +65,8 @@ export interface OneShotWatch {
   readonly native: Watcher;
   /** Forgets the watch for good (for a read whose watch the server did not set). */
   forget(): void;
+  /** The read answered: `set`, whether the server set the watch (a removal may be waiting to know). */
+  answered(set: boolean): void;
 }
 
 /**
@@ -79,13 +97,13 @@ export class OneShotWatches {
     return entry;
   }
 
-  /** Takes back `watcher`'s watches on `fullPath` (of `kind`, or both): it will not be called. Returns what the transports hold for them. */
-  take(fullPath: string, watcher: Watcher, kind: WatchKind | 'any'): Array<{ transport: Transport; kind: WatchKind; native: Watcher }> {
-    const taken: Array<{ transport: Transport; kind: WatchKind; native: Watcher }> = [];
+  /** Takes back `watcher`'s watches on `fullPath` (of `kind`, or both): they will not be called. */
+  private take(fullPath: string, watcher: Watcher, kind: WatchKind | 'any'): Entry[] {
+    const taken: Entry[] = [];
     for (const entry of entriesOf(this.byPath?.get(fullPath))) {
       if (entry.user !== watcher || (kind !== 'any' && entry.kind !== kind)) continue;
       entry.forget();
-      taken.push({ transport: entry.transport, kind: entry.kind, native: entry.native });
+      taken.push(entry);
     }
     return taken;
   }
@@ -94,12 +112,23 @@ export class OneShotWatches {
    * Takes back `watcher`'s watches on `fullPath` (it will not be called), and removes them from the
    * server through `current`, the transport of the current session, connected or not, when it can
    * (local: a watch the server cannot be told of now is at least forgotten by the transport, so
-   * that its next connection does not set it again). Never rejects.
+   * that its next connection does not set it again). A watch whose read is still in flight is
+   * removed in the background once the read answers, if the server set it: the transport learns
+   * of a watch only from that answer, the server may hold it already, and a silent connection
+   * would hold the answer back for as long as it takes to give up on it. Never rejects.
    */
   async remove(fullPath: string, watcher: Watcher, kind: WatchKind | 'any', current: Transport | undefined): Promise<void> {
     for (const taken of this.take(fullPath, watcher, kind)) {
-      if (!taken.transport.removeWatches || taken.transport !== current) continue;
-      await taken.transport.removeWatches(fullPath, taken.kind, taken.native, true).catch(() => undefined);
+      const { transport } = taken;
+      if (!transport.removeWatches || transport !== current) continue;
+      const removeWatch = async (): Promise<void> => {
+        await transport.removeWatches?.(fullPath, taken.kind, taken.native, true).catch(() => undefined);
+      };
+      if (!taken.reading) await removeWatch();
+      else
+        void taken.answer().then(async (set) => {
+          if (set) await removeWatch();
+        });
     }
   }
 

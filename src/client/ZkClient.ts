@@ -606,7 +606,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
    * Takes back a one-shot watcher set by a read on `path`: it will not be called. On the protocol
    * transport the watch is also removed from the server when no other watcher of this client needs
    * it, as Curator's WatcherRemoveCuratorFramework does, so a recipe that is done leaves no watch
-   * behind. The native transport cannot remove watches: there the watcher is only forgotten. Never
+   * behind. The native transport cannot remove watches: there the watcher is only forgotten. A
+   * watcher whose read is still in flight is forgotten at once, and its watch removed from the
+   * server in the background once the read answers (the server may hold it already). Never
    * rejects for a watch that is already gone.
    */
   async removeWatcher(path: string, watcher: Watcher, options: OperationOptions & { kind?: WatchKind | 'any' } = {}): Promise<void> {
@@ -729,10 +731,18 @@ export class ZkClient extends EventEmitter<ZkClientEvents> implements HasSession
         } catch (err) {
           reading = Promise.reject(err);
         }
-        return reading.catch((err: unknown) => {
-          if (!(watchSetOnNoNode && isZkError(err, 'NONODE'))) watch.forget();
-          throw err;
-        });
+        return reading.then(
+          (value) => {
+            watch.answered(true);
+            return value;
+          },
+          (err: unknown) => {
+            const set = watchSetOnNoNode && isZkError(err, 'NONODE');
+            if (!set) watch.forget();
+            watch.answered(set);
+            throw err;
+          },
+        );
       }),
       signal,
     );
