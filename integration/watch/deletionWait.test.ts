@@ -1,3 +1,5 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { METRICS_CHANNELS, type OperationEvent } from '../../src/metrics';
 import { expireSession } from '../../src/testing';
 import { DeletionWait } from '../../src/watch/DeletionWait';
 import { eventually, isWatching, randomRoot, settledYet, timing } from '../helpers';
@@ -63,6 +65,34 @@ describe('DeletionWait', () => {
     const reason = new Error('stop waiting');
     controller.abort(reason);
     await expect(wait.done).rejects.toBe(reason);
+    if (client.supports('removeWatches')) {
+      await eventually('the watch removed', async () => !(await isWatching(zk.server, path, client.sessionId)), timing(10_000));
+    }
+  });
+
+  it('takes its watch off the server also when aborted while its read is in flight', async () => {
+    const path = await node();
+    const client = await connect();
+    // The read's answer, heard from the client's metrics: it settles the read whatever the wait does.
+    let answered!: (code: string | undefined) => void;
+    const readAnswered = new Promise<string | undefined>((resolve) => (answered = resolve));
+    const onOperation = (message: unknown) => {
+      const event = message as OperationEvent;
+      if (event.operation === 'getData' && event.path === path) answered(event.code);
+    };
+    subscribe(METRICS_CHANNELS.operation, onOperation);
+    try {
+      const controller = new AbortController();
+      const wait = new DeletionWait(client, path, client.session!, controller.signal);
+      // In the same turn as the read's send: its answer cannot have been read yet.
+      const reason = new Error('stop waiting');
+      controller.abort(reason);
+      await expect(wait.done).rejects.toBe(reason);
+      // The node stands: answered without an error, the read set the watch on the server.
+      expect(await readAnswered).toBeUndefined();
+    } finally {
+      unsubscribe(METRICS_CHANNELS.operation, onOperation);
+    }
     if (client.supports('removeWatches')) {
       await eventually('the watch removed', async () => !(await isWatching(zk.server, path, client.sessionId)), timing(10_000));
     }
