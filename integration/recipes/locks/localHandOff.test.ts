@@ -54,8 +54,10 @@ describe('mutex hand-off within one process', () => {
     expect(held?.node).toBe(nodes[1]);
     expect(lease?.node).toBe(nodes[2]);
     expect(lease?.fencingToken).toBeGreaterThan(held?.fencingToken ?? 0n);
-    // No listing by the third, and no mark by the second (its node's data never written).
-    expect(seen.filter((op) => op.startsWith('getChildren') || op.startsWith('setData'))).toEqual([]);
+    // No listing by the third, and no mark by the second (its node's data never written). The
+    // third may mark its own node: it waited, and it holds past the turn it won in when this test
+    // reads the second's delete reply after the third's event (a loaded machine does).
+    expect(seen.filter((op) => op.startsWith('getChildren') || op === `setData ${nodes[1]}`)).toEqual([]);
     await lease?.release();
     expect(listenedNodes()).toBe(0);
   });
@@ -102,8 +104,9 @@ describe('mutex hand-off within one process', () => {
     });
     expect(held?.node).toBe(nodes[1]);
     expect(lease?.node).toBe(nodes[2]);
-    // The hand-offs needed no listing, and the third no read of its own node after the win.
-    expect(seen.filter((op) => op.startsWith('getChildren') || op.endsWith(` ${nodes[2]}`))).toEqual([]);
+    // The hand-offs needed no listing, and the third no read of its own node after the win (it
+    // may mark it, as above).
+    expect(seen.filter((op) => op.startsWith('getChildren') || op === `getData ${nodes[2]}` || op === `exists ${nodes[2]}`)).toEqual([]);
     await lease?.release();
     expect(listenedNodes()).toBe(0);
   });
