@@ -300,14 +300,19 @@ export class InterProcessMutex implements InterProcessLock {
     return lease;
   }
 
-  private async releaseLease(holding: Holding, lease: Lease): Promise<void> {
+  /** Not an async function: the lease's release is the delete's promise itself, with no turn of its own. */
+  private releaseLease(holding: Holding, lease: Lease): Promise<void> {
     const at = holding.leases.indexOf(lease);
-    if (at < 0) return;
+    if (at < 0) return Promise.resolve();
     holding.leases.splice(at, 1);
-    if (holding.leases.length > 0) return;
+    if (holding.leases.length > 0) return Promise.resolve();
     this.held.delete(holding);
-    const deleting = holding.monitor.releaseAndDelete();
-    if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
-    await deleting;
+    try {
+      const deleting = holding.monitor.releaseAndDelete();
+      if (log.enabled) log('%s released: %s', this.path, holding.acquisition.node);
+      return deleting;
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 }

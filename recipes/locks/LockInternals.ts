@@ -176,7 +176,7 @@ export class LockInternals {
         const { contender } = joined;
         let outcome: WaitOutcome;
         try {
-          outcome = await this.waitForLock(contender, joined, options.wait, scope);
+          outcome = this.wonAlone(contender, joined) ?? (await this.waitForLock(contender, joined, options.wait, scope));
         } catch (err) {
           // Within what is left of the deadline; past it, in the background.
           await contender.leave(scope.signal);
@@ -265,6 +265,26 @@ export class LockInternals {
   }
 
   /**
+   * The lock, won at once, when the listing our create came with holds our node alone and the
+   * connection is trusted: nothing is ahead, and the token is known (most uncontended acquires).
+   * Then no wait is set up, and the box is emptied; otherwise undefined, and `waitForLock` decides.
+   */
+  private wonAlone(contender: Contender, first: FirstListing): Acquisition | undefined {
+    const listing = first.listing;
+    if (listing === undefined || listing.children.length !== 1 || listing.children[0] !== contender.name || !contender.mayClaimOnEvents) return undefined;
+    const token = this.driver.tokenFromOwnNode ? contender.czxid : listing.pzxid;
+    if (token === undefined || contender.ownGone || !this.driver.decide([], contender.name).holds) return undefined;
+    first.listing = undefined;
+    return this.won(contender, token, false);
+  }
+
+  /** Our node holds, proven by `fencingToken`: a waiter of this process behind it takes the lock on its deletion, with no listing. */
+  private won(contender: Contender, fencingToken: bigint, waited: boolean): Acquisition {
+    const toldHere = this.driver.handOff && this.client.isConnectionTrusted && tellHeld(this.client, contender.path);
+    return { node: contender.path, fencingToken, session: contender.session, own: contender.own, waited, toldHere };
+  }
+
+  /**
    * Waits until our node holds. Every read is pinned to the session that created our node: what
    * a read in a later session says (a listing, the parent's pzxid, a watch) is no evidence about a
    * node that went with the earlier one, so a session change ends the wait as 'vanished'.
@@ -312,13 +332,11 @@ export class LockInternals {
               czxid = (stat as Stat).czxid;
             }
             won = true;
-            // A waiter of this process behind our node takes the lock on its deletion, with no listing.
-            const toldHere = driver.handOff && this.client.isConnectionTrusted && tellHeld(this.client, contender.path);
-            return { node: contender.path, fencingToken: czxid, session: contender.session, own: contender.own, waited, toldHere };
+            return this.won(contender, czxid, waited);
           }
           if (parentToken !== undefined) {
             won = true;
-            return { node: contender.path, fencingToken: parentToken, session: contender.session, waited };
+            return this.won(contender, parentToken, waited);
           }
           if (driver.relistOnWake) {
             listing = await this.list(contender, scope);

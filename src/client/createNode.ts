@@ -98,23 +98,26 @@ function createNodeNow(ctx: CreateContext, req: CreateRequest): Promise<CreatedN
     // order, so the listing already holds the new node. Its failure follows the create's.
     listing(t),
   ];
-  const createOnce = (t: Transport, session: Session): Promise<Created> => {
+  /** The create (and the listing), once; a failure goes to `failed` when given, in the same reaction. */
+  const createOnce = (t: Transport, session: Session, failed: ((err: unknown) => Promise<Created>) | undefined): Promise<Created> => {
     const [created, listed] = req.listParent && t.batch ? t.batch(() => send(t)) : send(t);
     const aclSet = t.aclOnCreate;
-    if (listed === undefined) return created.then(({ path, stat }) => createdOf(path, stat, session, aclSet, undefined));
-    listed.catch(() => undefined);
-    return created.then(({ path, stat }) => listed.then((parentListing) => createdOf(path, stat, session, aclSet, parentListing)));
+    if (listed === undefined) return created.then(({ path, stat }) => createdOf(path, stat, session, aclSet, undefined), failed);
+    return bothAnswered(created, listed, ({ path, stat }, parentListing) => createdOf(path, stat, session, aclSet, parentListing), failed);
   };
   /** `createOnce`, making the parents again after NONODE when asked to: a container parent can be reaped between our mkdirs and our create. */
-  const createWithParents = (t: Transport, session: Session, parentsTries: number): Promise<Created> => {
-    const once = createOnce(t, session);
-    if (req.createParents === undefined) return once;
-    return once.catch(async (err: unknown) => {
-      if (!isZkError(err, 'NONODE') || parentsTries >= MAX_PARENT_TRIES) throw err;
-      await mkdirs(t, parent, parentMode, ctx.aclFor);
-      return createWithParents(t, session, parentsTries + 1);
-    });
-  };
+  const createWithParents = (t: Transport, session: Session, parentsTries: number): Promise<Created> =>
+    createOnce(
+      t,
+      session,
+      req.createParents === undefined
+        ? undefined
+        : async (err: unknown) => {
+            if (!isZkError(err, 'NONODE') || parentsTries >= MAX_PARENT_TRIES) throw err;
+            await mkdirs(t, parent, parentMode, ctx.aclFor);
+            return createWithParents(t, session, parentsTries + 1);
+          },
+    );
   /** A retried protected create: the node the lost reply's create may have made is looked for first. */
   const recover = async (t: Transport, session: Session): Promise<Created> => {
     const found = await findProtectedNode(t, parent, protectedId as string, ephemeral, (stale) => background.delete(stale));
@@ -154,6 +157,42 @@ async function setAclAfter(ctx: CreateContext, req: CreateRequest, created: Crea
 }
 
 /** A create done, with the parent's listing when one was asked for. */
+/**
+ * `combine` of a create's answer and the listing's sent behind it, once both have come: one
+ * reaction on each, and no promise returned from a reaction, which would cost the caller two
+ * more turns of the microtask queue. The first failure alone counts (the create's, when both
+ * fail, as its answer comes first): it rejects, or goes to `failed` when given.
+ */
+function bothAnswered<A, B, T>(a: Promise<A>, b: Promise<B>, combine: (a: A, b: B) => T, failed: ((err: unknown) => Promise<T>) | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let left = 2;
+    let first: A;
+    let second: B;
+    const answered = () => {
+      if (--left !== 0) return;
+      try {
+        resolve(combine(first, second));
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const fail = (err: unknown) => {
+      if (left < 0) return;
+      left = -1;
+      if (failed === undefined) reject(err);
+      else resolve(failed(err));
+    };
+    a.then((value) => {
+      first = value;
+      answered();
+    }, fail);
+    b.then((value) => {
+      second = value;
+      answered();
+    }, fail);
+  });
+}
+
 function createdOf(path: string, stat: Stat | undefined, session: Session, aclSet: boolean, parentListing: { children: string[]; stat: Stat } | undefined): Created {
   return { path, stat, session, aclSet, children: parentListing?.children, parentStat: parentListing?.stat };
 }

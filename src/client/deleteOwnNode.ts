@@ -12,14 +12,20 @@ const log = debug('zk-recipes:client:background');
  * `node` is a path a create of this client returned: that create checked it (see
  * `ZkClient.deleteCreated`).
  */
-export async function deleteOwnNode(client: ZkClient, node: string, within?: AbortSignal): Promise<void> {
-  const signal = client.isConnected ? within : AbortSignal.abort();
-  try {
-    await client.deleteCreated(node, signal);
-  } catch (err) {
-    log('deleting %s left to the background: %s', node, String(err));
-  }
+export function deleteOwnNode(client: ZkClient, node: string, within?: AbortSignal): Promise<void> {
+  return deleteThen(client, node, within, noop);
 }
+
+/** The delete of `deleteOwnNode`, then `done` either way (a failure logged): one reaction, for the path every release takes. */
+function deleteThen(client: ZkClient, node: string, within: AbortSignal | undefined, done: () => void): Promise<void> {
+  const signal = client.isConnected ? within : AbortSignal.abort();
+  return client.deleteCreated(node, signal).then(done, (err: unknown) => {
+    log('deleting %s left to the background: %s', node, String(err));
+    done();
+  });
+}
+
+function noop(): void {}
 
 /** The release bounds in use, one shared timer per delay. */
 const bounds = new Map<number, FixedDelayTimers>();
@@ -38,13 +44,13 @@ function boundOf(waitMs: number): FixedDelayTimers {
  * request would listen to. Never rejects.
  */
 export function deleteOwnNodeWithin(client: ZkClient, node: string, waitMs: number): Promise<void> {
-  const deleting = deleteOwnNode(client, node);
-  const bound = boundOf(waitMs);
   return new Promise<void>((resolve) => {
-    const cancel = bound.start(resolve);
-    void deleting.then(() => {
-      cancel();
+    const bound = { cancel: noop };
+    // The delete is written first, the bound's entry after it.
+    void deleteThen(client, node, undefined, () => {
+      bound.cancel();
       resolve();
     });
+    bound.cancel = boundOf(waitMs).start(resolve);
   });
 }
