@@ -156,7 +156,6 @@ async function setAclAfter(ctx: CreateContext, req: CreateRequest, created: Crea
   return relative(ctx.namespace, created);
 }
 
-/** A create done, with the parent's listing when one was asked for. */
 /**
  * `combine` of a create's answer and the listing's sent behind it, once both have come: one
  * reaction on each, and no promise returned from a reaction, which would cost the caller two
@@ -193,6 +192,7 @@ function bothAnswered<A, B, T>(a: Promise<A>, b: Promise<B>, combine: (a: A, b: 
   });
 }
 
+/** A create done, with the parent's listing when one was asked for. */
 function createdOf(path: string, stat: Stat | undefined, session: Session, aclSet: boolean, parentListing: { children: string[]; stat: Stat } | undefined): Created {
   return { path, stat, session, aclSet, children: parentListing?.children, parentStat: parentListing?.stat };
 }
